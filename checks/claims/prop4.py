@@ -1,0 +1,323 @@
+"""Proposition 4 (Section 5, proof in Appendix H): one expert, M = 1.
+
+Statement.  For any t in {2, ..., T}, with r = 1 - s/d,
+
+  (17) E[F_t] = 1/(t-1) sum_{tau<t} ( r^{t-tau} S + (r^tau - r^t) D ),
+  (18) E[G_T] = r^T S + (1 - r^T) D,
+
+S = (1/N) sum ||w_n||^2, D = (1/N^2) sum_{n != n'} ||w_n' - w_n||^2.
+
+Check.  Expected-value identities, tested against the batched single-expert
+simulator (:mod:`numeric.single_expert`) at several horizons, under both
+feature models: ``gaussian`` (what the proof's rotational-symmetry step needs,
+assumption A1 of :mod:`theory.single_expert`) and ``definition1`` (the paper's
+own data model).  Each of the paper's forms and our derived form is one entry.
+
+Configuration choice: d = 10, s = 6 (Appendix A.2), so r = 0.4 and the terms
+in which the forms differ are of order D at the early horizons tested; the
+horizons stop at 20, where r^t is negligible but the forms still differ by
+order D/t, so a false form shows at every budget above smoke.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from checks import stats
+from checks.context import Context
+from checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
+from checks.registry import Claim, register
+from numeric.pool import make_pool
+from numeric.seeding import generator_for
+from numeric.single_expert import simulate_single_expert
+from theory import prop4
+from theory.closed_form import difference
+
+CONFIG = dict(d=10, s=6, N=6, sigma0=0.4, sigma0_is="std", sigma_t=0.1, beta_max=1.0, signal_scale=1.0)
+FORGETTING_HORIZONS = (2, 3, 4, 6, 10, 20)
+GENERALIZATION_HORIZONS = (2, 3, 5, 10, 20)
+FEATURE_MODELS = ("gaussian", "definition1")
+CHUNK = 4096
+
+INTERPRETATIONS = (
+    Interpretation(
+        id="sum_n_eq_nprime",
+        location="Proposition 4, eq. (17)-(18); also eq. (19)-(22), Appendix H",
+        issue="The pairwise sum is printed as sum_{n=n'} ||w_n' - w_n||^2, which is identically zero.",
+        choice="Read as the sum over ordered pairs n != n' (D = (1/N^2) sum_{n != n'}); "
+        "Appendix H's E||w_{n_j} - w_{n_i}||^2 = (1/N^2) sum ... supports it.",
+    ),
+    Interpretation(
+        id="eq17_s_coefficient",
+        location="Proposition 4, eq. (17)",
+        issue="The coefficient of S is printed r^{t-tau}; Appendix H derives r^t - r^tau, and eq. (19) "
+        "with L = t (M = 1) gives r^t - r^tau.",
+        choice="Check the printed form as 'stated' and the repaired form as 'corrected'; the repair is a slip.",
+        option="form=stated|corrected",
+    ),
+    Interpretation(
+        id="sigma0_convention",
+        location="Section 3.2 ('sigma_0 > 0 denotes the variance'); Appendix A.2 ('N(0, sigma_0)')",
+        issue="sigma_0 is called a variance but bounds ||w_n - w_n'||_inf, a standard-deviation scale.",
+        choice="sigma_0 is a standard deviation: w_n ~ N(0, sigma_0^2 I_d).",
+        option="sigma0_is=std|variance",
+    ),
+    Interpretation(
+        id="pool_fixed",
+        location="Proposition 4",
+        issue="E[.] could average over the pool W or be conditional on it; eq. (17)-(18) are functions of W.",
+        choice="W is drawn once per run (seeded) and held fixed; expectations are over tasks and features.",
+    ),
+    Interpretation(
+        id="signal_scale",
+        location="Appendix A.2",
+        issue="v_n is 'the ground truth scaled by a constant'; the constant is not given.",
+        choice="v_n = 1.0 * w_n.  With one expert the span of X_t, hence the update, does not depend on it.",
+        option="signal_scale",
+    ),
+    Interpretation(
+        id="beta_distribution",
+        location="Definition 1",
+        issue="beta_t in (0, C] with C = O(1); its distribution is not given.",
+        choice="beta_t ~ Uniform(0, 1].  With one expert it does not affect the update (span of X_t).",
+        option="beta_max",
+    ),
+    Interpretation(
+        id="horizons",
+        location="Proposition 4 ('for any t in {2, ..., T}')",
+        issue="'Any t' cannot be tested exhaustively.",
+        choice="E[F_t] at t in {2, 3, 4, 6, 10, 20} and E[G_T] at T in {2, 3, 5, 10, 20}, "
+        "Bonferroni-combined within an entry.",
+    ),
+)
+
+
+def _pool(ctx: Context):
+    return make_pool(
+        generator_for(ctx.seed, "prop4", "pool"),
+        N=CONFIG["N"],
+        d=CONFIG["d"],
+        sigma0=CONFIG["sigma0"],
+        sigma0_is=CONFIG["sigma0_is"],
+        signal_scale=CONFIG["signal_scale"],
+    )
+
+
+def _simulation(ctx: Context, features: str):
+    """One simulation per feature model, shared by both claims of this module."""
+
+    def compute():
+        pool = _pool(ctx)
+        R = ctx.budget.replicates
+        run = simulate_single_expert(
+            pool,
+            R=R,
+            T=max(FORGETTING_HORIZONS + GENERALIZATION_HORIZONS),
+            s=CONFIG["s"],
+            features=features,
+            sigma_t=CONFIG["sigma_t"],
+            beta_max=CONFIG["beta_max"],
+            seed=ctx.seed,
+            key=("prop4", features),
+            chunk_size=CHUNK,
+            progress=lambda done, total: ctx.progress(f"prop4 {features}", done, total),
+        )
+        return pool, run
+
+    return ctx.shared(("prop4", features, ctx.seed, ctx.budget.replicates), compute)
+
+
+def _config(pool, features: str, horizon_name: str, horizons, replicates: int, seed: int) -> dict:
+    d, s = CONFIG["d"], CONFIG["s"]
+    return {
+        "features": features,
+        "d": d,
+        "s": s,
+        "N": CONFIG["N"],
+        horizon_name: list(horizons),
+        "r": 1 - s / d,
+        "S": pool.S,
+        "D": pool.D,
+        "sigma0": CONFIG["sigma0"],
+        "sigma0_is": CONFIG["sigma0_is"],
+        "sigma_t": CONFIG["sigma_t"],
+        "beta_max": CONFIG["beta_max"],
+        "signal_scale": CONFIG["signal_scale"],
+        "replicates": replicates,
+        "seed": seed,
+        "chunk_size": CHUNK,
+    }
+
+
+def _measure(ctx: Context, claim_id: str, metric: str, horizon_var: str, horizons, forms) -> list[Measurement]:
+    derived = next(f for f in forms if f.form == "derived")
+    out = []
+    for features in FEATURE_MODELS:
+        pool, run = _simulation(ctx, features)
+        values = dict(r=1 - CONFIG["s"] / CONFIG["d"], S=pool.S, D=pool.D)
+        config = _config(pool, features, horizon_var, horizons, ctx.budget.replicates, ctx.seed)
+        for form in forms:
+            tests = []
+            for h in horizons:
+                expected = form.evaluate(**values, **{horizon_var: h})
+                tests.append(HorizonTest(h, stats.mean_test(run.at(h)[metric], expected)))
+            out.append(
+                Measurement(
+                    claim_id=claim_id,
+                    source=form.source,
+                    kind="expected-value identity",
+                    form=form.form,
+                    config=config,
+                    tests=tuple(tests),
+                    scale=pool.S + pool.D,
+                    formula=form.latex,
+                    difference="" if form is derived else sp.latex(difference(form, derived)),
+                )
+            )
+    return out
+
+
+def measure_forgetting(ctx: Context) -> list[Measurement]:
+    forms = (prop4.forgetting_stated(), prop4.forgetting_corrected(), prop4.forgetting_derived())
+    return _measure(ctx, "prop4.forgetting", "forgetting", "t", FORGETTING_HORIZONS, forms)
+
+
+def measure_generalization(ctx: Context) -> list[Measurement]:
+    forms = (prop4.generalization_stated(), prop4.generalization_derived())
+    return _measure(ctx, "prop4.generalization", "generalization", "T", GENERALIZATION_HORIZONS, forms)
+
+
+def _find(results: list[ClaimResult], form: str, features: str) -> ClaimResult | None:
+    for res in results:
+        if res.form == form and res.config.get("features") == features:
+            return res
+    return None
+
+
+def _numbers(res: ClaimResult) -> str:
+    return (
+        f"at {'t' if 't' in res.config else 'T'} = {res.config.get('decisive_horizon')}: formula {res.expected:.4g}, "
+        f"Monte Carlo {res.observed:.4g} ± {res.stderr:.2g} (p = {res.p_value:.2g}, {res.config['replicates']} "
+        f"replicates, {res.config['features']} features)"
+    )
+
+
+def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
+    slips = []
+    stated = _find(results, "stated", "gaussian")
+    corrected = _find(results, "corrected", "gaussian")
+    derived = _find(results, "derived", "gaussian")
+    if stated and stated.verdict == "refuted":
+        slips.append(
+            Slip(
+                id="prop4.eq17.s_coefficient",
+                location="Section 5, Proposition 4, eq. (17)",
+                slip_class="inconsistency between sections",
+                stated="coefficient of (1/N) sum_n ||w_n||^2 is r^{t-tau} (positive)",
+                holds="r^t - r^tau (negative), as Appendix H derives and as eq. (19) gives at M = 1 (L = t); "
+                "the main-text formula disagrees with its own proof and with Theorem 1's specialization",
+                evidence="symbolic: stated - corrected summand = "
+                f"{prop4_sympy_str(prop4.forgetting_summand_stated() - prop4.forgetting_summand_corrected())}; "
+                f"Monte Carlo refutes the printed form: {_numbers(stated)}",
+            )
+        )
+    if corrected and derived and corrected.verdict == "refuted" and derived.verdict == "confirmed":
+        slips.append(
+            Slip(
+                id="prop4.appH.same_task_gap",
+                location="Appendix H (proof of Proposition 4, headed 'Lemma 4'), last step",
+                slip_class="false intermediate step",
+                stated="E||w_{n_j} - w_{n_i}||^2 = (1/N^2) sum_{n != n'} ||w_n' - w_n||^2 for every j, "
+                "including j = i",
+                holds="the j = i term is 0 (same task), not D; accounting for it, each summand of eq. (17) "
+                f"(even with the S coefficient repaired) gains {prop4_sympy_str(-prop4.forgetting_summand_gap('corrected'))}, "
+                f"and E[F_t] gains {prop4_sympy_str(-prop4.forgetting_gap('corrected'))}",
+                evidence=f"derived form confirmed ({_numbers(derived)}); corrected form refuted ({_numbers(corrected)})",
+            )
+        )
+    slips.extend(_feature_model_slips(results, "E[F_t]"))
+    return slips
+
+
+def generalization_slips(results: list[ClaimResult]) -> list[Slip]:
+    slips = []
+    stated = _find(results, "stated", "gaussian")
+    derived = _find(results, "derived", "gaussian")
+    if stated and derived and stated.verdict == "refuted" and derived.verdict == "confirmed":
+        slips.append(
+            Slip(
+                id="prop4.eq18.same_task_gap",
+                location="Section 5, Proposition 4, eq. (18); Appendix H",
+                slip_class="false statement",
+                stated="E[G_T] = r^T S + (1 - r^T) D",
+                holds=f"E[G_T] = r^T S + (1 - r^T)(1 - 1/T) D; eq. (18) overstates by "
+                f"{prop4_sympy_str(prop4.generalization_gap())} (the l = i terms of Appendix H)",
+                evidence=f"derived form confirmed ({_numbers(derived)}); eq. (18) refuted ({_numbers(stated)})",
+            )
+        )
+    slips.extend(_feature_model_slips(results, "E[G_T]"))
+    return slips
+
+
+def _feature_model_slips(results: list[ClaimResult], quantity: str) -> list[Slip]:
+    derived_g = _find(results, "derived", "gaussian")
+    derived_d1 = _find(results, "derived", "definition1")
+    if not (derived_g and derived_d1 and derived_g.verdict == "confirmed" and derived_d1.verdict == "refuted"):
+        return []
+    d, s = CONFIG["d"], CONFIG["s"]
+    return [
+        Slip(
+            id=f"prop4.definition1.{'forgetting' if 'F' in quantity else 'generalization'}",
+            location="Appendix I.1 (proof of Lemma 16), 'rotational symmetry of the standard normal'; Definition 1",
+            slip_class="unstated assumption",
+            stated=f"E||P_t u||^2 = (s/d)||u||^2, used to derive {quantity} for the data of Definition 1",
+            holds=f"needs E[P_t | task] = (s/d) I (Gaussian columns). Under Definition 1 the span of X_t always "
+            f"contains v_(n_t), so E||P_t u||^2/||u||^2 is 1 along v_(n_t) and (s-1)/(d-1) = {(s - 1) / (d - 1):.3f} "
+            f"across it, not s/d = {s / d:.3f}; the closed form then does not hold for the paper's own data model",
+            evidence=f"the derived form holds under gaussian features ({_numbers(derived_g)}) but not under "
+            f"Definition 1 ({_numbers(derived_d1)})",
+        )
+    ]
+
+
+def prop4_sympy_str(expr) -> str:
+    return sp.sstr(sp.factor(sp.simplify(expr)))
+
+
+STATEMENT_F = (
+    r"\mathbb{E}[F_t]=\frac{1}{t-1}\sum_{\tau=1}^{t-1}\Big(\frac{r^{t-\tau}}{N}\sum_{n=1}^N\|w_n\|_2^2"
+    r"+\frac{r^{\tau}-r^{t}}{N^2}\sum_{n\neq n'}\|w_{n'}-w_n\|_2^2\Big)"
+)
+STATEMENT_G = (
+    r"\mathbb{E}[G_T]=\frac{r^T}{N}\sum_{n=1}^N\|w_n\|_2^2+\frac{1-r^T}{N^2}\sum_{n\neq n'}\|w_{n'}-w_n\|_2^2"
+)
+PRECONDITIONS = ("M = 1", "t in {2, ..., T}", "s < d (r = 1 - s/d)", "w_0 = 0", "tasks uniform i.i.d.")
+
+register(
+    Claim(
+        id="prop4.forgetting",
+        source="Section 5, Proposition 4, eq. (17); proof Appendix H",
+        kind="expected-value identity",
+        statement=STATEMENT_F,
+        preconditions=PRECONDITIONS,
+        measure=measure_forgetting,
+        slips=forgetting_slips,
+        interpretations=INTERPRETATIONS,
+        summary="Single-expert expected forgetting in closed form.",
+        forms=lambda: [prop4.forgetting_stated(), prop4.forgetting_corrected(), prop4.forgetting_derived()],
+    )
+)
+register(
+    Claim(
+        id="prop4.generalization",
+        source="Section 5, Proposition 4, eq. (18); proof Appendix H",
+        kind="expected-value identity",
+        statement=STATEMENT_G,
+        preconditions=PRECONDITIONS,
+        measure=measure_generalization,
+        slips=generalization_slips,
+        interpretations=INTERPRETATIONS,
+        summary="Single-expert expected generalization error in closed form.",
+        forms=lambda: [prop4.generalization_stated(), prop4.generalization_derived()],
+    )
+)

@@ -1,0 +1,44 @@
+"""What a claim's experiment gets: the budget, the seed, a shared cache, progress.
+
+Claims that share an experiment (Proposition 4's forgetting and generalization
+use the same simulations) fetch it through :meth:`Context.shared`, keyed by a
+stable description, so it runs once per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much Monte Carlo a run may spend.
+
+    ``replicates`` is the number of independent replicates of each simulated
+    configuration.  The smoke budget may end in ``inconclusive``, never in a
+    wrong verdict: the verdict rule only confirms what the run could resolve.
+    """
+
+    name: str
+    replicates: int
+
+
+BUDGETS = {
+    "smoke": Budget("smoke", replicates=2_000),
+    "standard": Budget("standard", replicates=20_000),
+    "full": Budget("full", replicates=200_000),
+}
+
+
+@dataclass
+class Context:
+    budget: Budget
+    seed: int
+    progress: Callable[[str, int, int], None] = lambda label, done, total: None
+    _shared: dict = field(default_factory=dict)
+
+    def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]

@@ -1,0 +1,160 @@
+"""Run selected claims and turn their measurements into verdicts.
+
+Verdict rule for an expected-value identity (DESIGN.md, 'Verdicts'):
+
+1. Each horizon is a two-sided z-test; the horizons of one entry are combined
+   by Bonferroni into the entry's p-value.
+2. Holm's step-down across all entries of the run controls the family-wise
+   false-fail rate at ``family_rate`` (default 1e-3); the threshold each entry
+   faced is its reported ``false_fail_rate``.
+3. Rejected -> ``refuted``.  Not rejected -> ``confirmed`` only if, at every
+   horizon, the run would have detected a discrepancy of ``resolution * scale``
+   with 90% power (``min_detectable`` is the worst horizon's); otherwise
+   ``inconclusive``, because the run could not have refuted it.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from typing import Callable
+
+import mpmath
+import numpy as np
+import sympy
+
+from checks import stats
+from checks.context import BUDGETS, Context
+from checks.model import ClaimResult, Measurement, RunResult
+from checks.registry import select
+
+DEFAULT_FAMILY_RATE = 1e-3
+
+
+def _entry_p(m: Measurement) -> float:
+    return stats.bonferroni_min_p([h.test.p_value for h in m.tests])
+
+
+def decide(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
+    """Verdict and evidence for one measurement, given its Holm threshold."""
+    per_horizon_alpha = threshold / len(m.tests)
+    mdes = [h.test.min_detectable(per_horizon_alpha) for h in m.tests]
+    worst_mde = max(mdes)
+    decisive = min(m.tests, key=lambda h: (h.test.p_value, h.horizon))
+    test = decisive.test
+    hname = "t" if "t" in m.config else "T"
+    target = m.resolution * m.scale
+    if rejected:
+        verdict = "refuted"
+        judgement = f"refuted at false-fail rate {threshold:.2g}"
+    elif worst_mde <= target:
+        verdict = "confirmed"
+        judgement = (
+            f"not rejected, and the run detects any discrepancy >= {worst_mde:.3g} "
+            f"(<= {m.resolution:.0%} of the error scale {m.scale:.3g}) with 90% power"
+        )
+    else:
+        verdict = "inconclusive"
+        judgement = (
+            f"not rejected, but the run only detects discrepancies >= {worst_mde:.3g}, more than "
+            f"{m.resolution:.0%} of the error scale {m.scale:.3g}; more replicates are needed"
+        )
+    evidence = (
+        f"{m.form} form, {m.config['features']} features, {test.n} replicates: at {hname} = {decisive.horizon} "
+        f"formula {test.expected:.4g} vs Monte Carlo {test.observed:.4g} ± {test.stderr:.2g} "
+        f"(z = {test.z:.1f}); {judgement}."
+    )
+    horizons = [
+        {
+            hname: h.horizon,
+            "expected": h.test.expected,
+            "observed": h.test.observed,
+            "stderr": h.test.stderr,
+            "z": h.test.z,
+            "p_value": h.test.p_value,
+            "min_detectable": mde,
+        }
+        for h, mde in zip(m.tests, mdes)
+    ]
+    config = dict(m.config)
+    config["decisive_horizon"] = decisive.horizon
+    return ClaimResult(
+        id=m.claim_id,
+        source=m.source,
+        kind=m.kind,
+        form=m.form,
+        verdict=verdict,
+        expected=test.expected,
+        observed=test.observed,
+        stderr=test.stderr,
+        p_value=_entry_p(m),
+        false_fail_rate=threshold,
+        min_detectable=worst_mde,
+        config=config,
+        evidence=evidence,
+        horizons=horizons,
+        formula=m.formula,
+        difference=m.difference,
+    )
+
+
+def versions() -> dict:
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "sympy": sympy.__version__,
+        "mpmath": mpmath.__version__,
+    }
+
+
+def run(
+    patterns: list[str] | None = None,
+    budget: str = "standard",
+    seed: int = 0,
+    family_rate: float = DEFAULT_FAMILY_RATE,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> RunResult:
+    """Run the claims matching ``patterns`` and return verdicts, slips, readings."""
+    if budget not in BUDGETS:
+        raise ValueError(f"--budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+    if not (0 < family_rate < 1) or math.isnan(family_rate):
+        raise ValueError(f"family false-fail rate must be in (0, 1), got {family_rate}")
+    claims = select(patterns)
+    ctx = Context(budget=BUDGETS[budget], seed=seed)
+    if progress is not None:
+        ctx.progress = progress
+    measured = [(claim, claim.measure(ctx)) for claim in claims]
+    flat = [m for _, ms in measured for m in ms]
+    holm = stats.holm([_entry_p(m) for m in flat], family_rate)
+    decided = iter(zip(flat, holm.thresholds, holm.rejected))
+    results, slips, interpretations, seen = [], [], [], set()
+    for claim, ms in measured:
+        claim_results = [decide(m, thr, rej) for m, thr, rej in (next(decided) for _ in ms)]
+        results.extend(claim_results)
+        if claim.slips is not None:
+            slips.extend(claim.slips(claim_results))
+        for interp in claim.interpretations:
+            if interp.id not in seen:
+                seen.add(interp.id)
+                interpretations.append(interp)
+    meta = {
+        "claims": [c.id for c in claims],
+        "budget": budget,
+        "replicates": BUDGETS[budget].replicates,
+        "seed": seed,
+        "family_false_fail_rate": family_rate,
+        "power": stats.POWER,
+        "versions": versions(),
+    }
+    claim_info = tuple(
+        {
+            "id": c.id,
+            "source": c.source,
+            "kind": c.kind,
+            "summary": c.summary,
+            "statement": c.statement,
+            "preconditions": list(c.preconditions),
+        }
+        for c in claims
+    )
+    return RunResult(tuple(results), tuple(slips), tuple(interpretations), meta, claim_info)

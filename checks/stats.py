@@ -1,0 +1,134 @@
+"""Statistics that turn Monte Carlo samples into evidence.
+
+Every test here states its false-fail rate (the probability of calling a true
+claim false) and the smallest discrepancy it detects with 90% power, in the
+manner of TensorFlow Probability's ``statistical_testing`` module.
+
+The tests are z-tests on a sample mean.  They rely on the central limit theorem
+for the replicate mean, so callers use at least a few hundred replicates; the
+quantities tested here (squared model errors, averages of them) have all
+moments finite, so the normal approximation is good at those sizes.  Tail
+probabilities are computed with mpmath's ``erfc`` so that p-values far below
+double-precision ``1 - Phi`` are not rounded to zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import mpmath
+import numpy as np
+
+POWER = 0.9
+_STD_NORMAL = NormalDist()
+
+
+def normal_upper_quantile(p: float) -> float:
+    """z with P(Z > z) = p."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"tail probability must be in (0, 1), got {p}")
+    return _STD_NORMAL.inv_cdf(1.0 - p)
+
+
+def two_sided_p(z: float) -> float:
+    """P(|Z| >= |z|) for standard normal Z, accurate far into the tail."""
+    return float(mpmath.erfc(abs(z) / mpmath.sqrt(2)))
+
+
+def one_sided_p(z: float) -> float:
+    """P(Z >= z) for standard normal Z."""
+    return float(mpmath.erfc(z / mpmath.sqrt(2)) / 2)
+
+
+@dataclass(frozen=True)
+class MeanTest:
+    """Result of testing ``E[X] = expected`` from i.i.d. samples of ``X``.
+
+    ``p_value`` is two-sided.  ``min_detectable(alpha)`` is the smallest
+    ``|E[X] - expected|`` that a test at level ``alpha`` rejects with
+    probability ``POWER``.
+    """
+
+    expected: float
+    observed: float
+    stderr: float
+    n: int
+
+    @property
+    def z(self) -> float:
+        if self.stderr == 0.0:
+            return 0.0 if self.observed == self.expected else math.copysign(math.inf, self.observed - self.expected)
+        return (self.observed - self.expected) / self.stderr
+
+    @property
+    def p_value(self) -> float:
+        return two_sided_p(self.z) if math.isfinite(self.z) else 0.0
+
+    def min_detectable(self, alpha: float, power: float = POWER) -> float:
+        return min_detectable(self.stderr, alpha, power)
+
+
+def mean_test(samples: np.ndarray, expected: float) -> MeanTest:
+    """Two-sided z-test of the sample mean against ``expected``."""
+    x = np.asarray(samples, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError("mean_test needs a 1-d sample of at least 2 values")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("mean_test got non-finite samples")
+    return MeanTest(
+        expected=float(expected),
+        observed=float(x.mean()),
+        stderr=float(x.std(ddof=1) / math.sqrt(x.size)),
+        n=int(x.size),
+    )
+
+
+def min_detectable(stderr: float, alpha: float, power: float = POWER) -> float:
+    """Smallest true shift a two-sided level-``alpha`` z-test detects with ``power``.
+
+    The test rejects when ``|mean - expected| > z_{alpha/2} se``; a true shift
+    ``delta`` is detected with probability at least ``power`` once
+    ``delta >= (z_{alpha/2} + z_{1-power}) se`` (the far tail is ignored, which
+    only makes the stated power conservative).
+    """
+    return (normal_upper_quantile(alpha / 2) + normal_upper_quantile(1 - power)) * stderr
+
+
+@dataclass(frozen=True)
+class HolmDecision:
+    """Holm's step-down procedure: per hypothesis, its threshold and rejection."""
+
+    thresholds: tuple[float, ...]
+    rejected: tuple[bool, ...]
+
+
+def holm(p_values: list[float], family_rate: float) -> HolmDecision:
+    """Holm (1979) step-down at family-wise false-fail rate ``family_rate``.
+
+    The k-th smallest p-value (k = 0, 1, ...) is compared with
+    ``family_rate / (m - k)``; rejection stops at the first failure.  Each
+    hypothesis's threshold is the one it faced at its rank, which is the
+    false-fail rate reported for it.  Ties are broken by input order, so the
+    decision is deterministic.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda k: (p_values[k], k))
+    thresholds = [0.0] * m
+    rejected = [False] * m
+    still_rejecting = True
+    for rank, k in enumerate(order):
+        thresholds[k] = family_rate / (m - rank)
+        if still_rejecting and p_values[k] <= thresholds[k]:
+            rejected[k] = True
+        else:
+            still_rejecting = False
+    return HolmDecision(tuple(thresholds), tuple(rejected))
+
+
+def bonferroni_min_p(p_values: list[float]) -> float:
+    """Combine several tests of one claim (e.g. horizons) into one p-value."""
+    if not p_values:
+        raise ValueError("no p-values to combine")
+    return min(1.0, len(p_values) * min(p_values))

@@ -1,0 +1,159 @@
+"""report.md: a reader's view of a results file.  Reads results; computes nothing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from checks.model import VERDICTS, RunResult
+
+VERDICT_WORDS = {
+    "confirmed": "the Monte Carlo agrees with the formula, at a resolution that would have exposed an error",
+    "refuted": "the Monte Carlo disagrees with the formula beyond the stated false-fail rate",
+    "inconclusive": "no disagreement found, but the run was too small to exclude one",
+    "not_checkable": "the statement cannot be checked as written (reason given)",
+}
+
+
+def num(x, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def pval(p) -> str:
+    if p is None:
+        return "—"
+    return "< 1e-300" if p == 0 else f"{p:.2g}"
+
+
+def _features(res) -> str:
+    return res.config.get("features", "—")
+
+
+def render(run: RunResult) -> str:
+    meta = run.meta
+    lines: list[str] = []
+    add = lines.append
+    add("# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*")
+    add("")
+    counts = run.counts()
+    add("## Summary")
+    add("")
+    add("| verdict | entries |")
+    add("|---|---|")
+    for v in VERDICTS:
+        add(f"| {v} | {counts[v]} |")
+    add("")
+    by_class = Counter(s.slip_class for s in run.slips)
+    if by_class:
+        add("Slips found, by class: " + "; ".join(f"{k}: {n}" for k, n in sorted(by_class.items())) + ".")
+    else:
+        add("No slips found in this run.")
+    add("")
+    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
+    add(
+        f"Run: claims {', '.join(meta.get('claims', []))}; budget `{meta.get('budget')}` "
+        f"({meta.get('replicates')} replicates per configuration); seed {meta.get('seed')}; "
+        f"family-wise false-fail rate {meta.get('family_false_fail_rate')} (Holm across all entries, "
+        f"Bonferroni across horizons within an entry); power for `min detectable` {meta.get('power')}; {versions}."
+    )
+    add("")
+    add("Interpretations chosen for ambiguous points (details at the end):")
+    add("")
+    for it in run.interpretations:
+        add(f"- **{it.id}**: {it.choice}")
+    add("")
+    add("## Verdicts")
+    add("")
+    add("| claim | form | features | verdict | formula | Monte Carlo ± s.e. | p | false-fail rate | min detectable |")
+    add("|---|---|---|---|---|---|---|---|---|")
+    for res in run.results:
+        add(
+            f"| `{res.id}` | {res.form} | {_features(res)} | **{res.verdict}** | {num(res.expected)} | "
+            f"{num(res.observed)} ± {num(res.stderr, 2)} | {pval(res.p_value)} | {num(res.false_fail_rate, 2)} | "
+            f"{num(res.min_detectable, 3)} |"
+        )
+    add("")
+    add("What the verdicts mean: " + "; ".join(f"**{k}**: {v}" for k, v in VERDICT_WORDS.items()) + ".")
+    add("")
+    for claim in run.claims:
+        _claim_section(add, claim, [r for r in run.results if r.id == claim["id"]])
+    _slips_section(add, run)
+    add("## Interpretations")
+    add("")
+    add("| id | where | the question | reading chosen | option |")
+    add("|---|---|---|---|---|")
+    for it in run.interpretations:
+        add(f"| {it.id} | {it.location} | {it.issue} | {it.choice} | {it.option or '—'} |")
+    add("")
+    return "\n".join(lines)
+
+
+def _claim_section(add, claim: dict, results) -> None:
+    add(f"## `{claim['id']}`: {claim['summary']}")
+    add("")
+    add(f"Source: {claim['source']}. Kind: {claim['kind']}.")
+    add("")
+    add("As stated:")
+    add("")
+    add(f"$$ {claim['statement']} $$")
+    add("")
+    add("Preconditions: " + "; ".join(claim["preconditions"]) + ".")
+    add("")
+    shown_forms = set()
+    for res in results:
+        if res.form in shown_forms:
+            continue
+        shown_forms.add(res.form)
+        add(f"- **{res.form}** form ({res.source}):")
+        add("")
+        add(f"  $$ {res.formula} $$")
+        add("")
+        if res.difference:
+            add(f"  {res.form} − derived $= {res.difference}$")
+            add("")
+    for res in results:
+        add(f"### {res.form} form, {_features(res)} features: **{res.verdict}**")
+        add("")
+        add(res.evidence)
+        add("")
+        if res.horizons:
+            hname = next(k for k in res.horizons[0] if k in ("t", "T"))
+            add(f"| {hname} | formula | Monte Carlo ± s.e. | z | p | min detectable |")
+            add("|---|---|---|---|---|---|")
+            for h in res.horizons:
+                add(
+                    f"| {h[hname]} | {num(h['expected'])} | {num(h['observed'])} ± {num(h['stderr'], 2)} | "
+                    f"{num(h['z'], 3)} | {pval(h['p_value'])} | {num(h['min_detectable'], 3)} |"
+                )
+            add("")
+        cfg = ", ".join(f"{k}={v if not isinstance(v, float) else num(v)}" for k, v in res.config.items())
+        add(f"Configuration: {cfg}.")
+        add("")
+
+
+def _slips_section(add, run: RunResult) -> None:
+    add("## Slip audit")
+    add("")
+    if not run.slips:
+        add("No slip was established by this run.")
+        add("")
+        return
+    add("Each row is a discrepancy between what the paper states and what holds, with the evidence.")
+    add("")
+    for s in run.slips:
+        add(f"### {s.id} ({s.slip_class})")
+        add("")
+        add(f"- **Where**: {s.location}")
+        add(f"- **Stated**: {s.stated}")
+        add(f"- **Holds**: {s.holds}")
+        add(f"- **Evidence**: {s.evidence}")
+        add("")
+
+
+def write(run: RunResult, path: Path) -> Path:
+    path.write_text(render(run), encoding="utf-8")
+    return path
