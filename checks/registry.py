@@ -41,6 +41,8 @@ class Claim:
     slips: Callable[[list["ClaimResult"]], list["Slip"]] | None = None
     interpretations: tuple["Interpretation", ...] = field(default=())
     summary: str = ""
+    # What a reader must know to judge the entries (assumptions, model choices).
+    notes: str = ""
     # The closed forms behind the claim (stated, corrected, derived), for `show`.
     forms: Callable[[], list] | None = None
 

@@ -152,6 +152,7 @@ def run(
             "source": c.source,
             "kind": c.kind,
             "summary": c.summary,
+            "notes": c.notes,
             "statement": c.statement,
             "preconditions": list(c.preconditions),
         }

@@ -101,8 +101,11 @@ def _claim_section(add, claim: dict, results) -> None:
     add("")
     add(f"$$ {claim['statement']} $$")
     add("")
-    add("Preconditions: " + "; ".join(claim["preconditions"]) + ".")
+    add("Preconditions: " + "; ".join(claim["preconditions"]).rstrip(".") + ".")
     add("")
+    if claim.get("notes"):
+        add(f"> {claim['notes']}")
+        add("")
     shown_forms = set()
     for res in results:
         if res.form in shown_forms:

@@ -125,3 +125,27 @@ def forgetting_gap(form: str) -> sp.Expr:
 def generalization_gap() -> sp.Expr:
     """(eq. 18) - (derived) = (1 - r^T) D / T: the l = i terms again."""
     return difference(generalization_stated(), generalization_derived())
+
+
+# Readable forms of the gaps, as a reviewer would write them.  They are claims
+# about the sympy differences above, asserted by :func:`readable_gaps_hold` and
+# by the tests, so the report never prints a simplification nobody checked.
+SAME_TASK_SUMMAND = (1 - r) * (1 - r ** (t - tau)) * D
+"""derived - corrected, per summand of eq. 17: the l = tau term counted as D."""
+
+SAME_TASK_FORGETTING = D * ((1 - r) - (r - r**t) / (t - 1))
+"""derived - corrected for E[F_t] as a whole (t >= 2)."""
+
+SAME_TASK_GENERALIZATION = (1 - r**T) * D / T
+"""eq. (18) - derived for E[G_T]."""
+
+
+@lru_cache(maxsize=None)
+def readable_gaps_hold() -> bool:
+    """True when the readable gaps equal the sympy differences identically."""
+    checks = (
+        -forgetting_summand_gap("corrected") - SAME_TASK_SUMMAND,
+        -forgetting_gap("corrected") - SAME_TASK_FORGETTING,
+        generalization_gap() - SAME_TASK_GENERALIZATION,
+    )
+    return all(sp.simplify(expr) == 0 for expr in checks)

@@ -171,10 +171,21 @@ def _measure(ctx: Context, claim_id: str, metric: str, horizon_var: str, horizon
                     tests=tuple(tests),
                     scale=pool.S + pool.D,
                     formula=form.latex,
-                    difference="" if form is derived else sp.latex(difference(form, derived)),
+                    difference=_difference_latex(form, derived),
                 )
             )
     return out
+
+
+def _difference_latex(form, derived) -> str:
+    """The exact differing term: per summand of eq. (17) where there is one, and in total."""
+    if form is derived:
+        return ""
+    total = sp.latex(difference(form, derived))
+    if form.name == "E[F_t]":
+        per_summand = sp.latex(prop4.forgetting_summand_gap(form.form))
+        return rf"{per_summand}\ \text{{per summand }}\tau;\quad {total}\ \text{{in total}}"
+    return total
 
 
 def measure_forgetting(ctx: Context) -> list[Measurement]:
@@ -202,8 +213,64 @@ def _numbers(res: ClaimResult) -> str:
     )
 
 
+# Slips established by reading the text against itself: no Monte Carlo needed,
+# the evidence is the text and the algebra it implies.
+TEXT_SLIPS = (
+    Slip(
+        id="notation.sigma0_variance",
+        location="Section 3.2 (ground truths), Appendix A.2",
+        slip_class="notation",
+        stated="'sigma_0 > 0 denotes the variance' (Section 3.2); ground truths drawn from N(0, sigma_0) (A.2)",
+        holds="sigma_0 is used as a scale: the same sentence assumes ||w_n - w_n'||_inf = O(sigma_0), and all "
+        "later orders (sigma_0^1.25, sigma_0^1.5, ...) compare it with gate outputs linearly. Read as a variance, "
+        "entry gaps would be O(sigma_0^0.5), contradicting that assumption",
+        evidence="text of Section 3.2 against its own O(sigma_0) gap assumption; the tool takes sigma_0 as a "
+        "standard deviation by default (option sigma0_is=variance for the other reading)",
+    ),
+    Slip(
+        id="notation.sum_n_eq_nprime",
+        location="eq. (17)-(22), Appendix H",
+        slip_class="transcription",
+        stated="(1/N^2) sum_{n=n'} ||w_n' - w_n||^2",
+        holds="(1/N^2) sum_{n != n'} ||w_n' - w_n||^2; the printed sum is identically 0, which would delete the "
+        "model-gap term the paper's own discussion of Proposition 4 and Theorem 1 is about",
+        evidence="algebra: every term of sum_{n=n'} is ||w_n - w_n||^2 = 0",
+    ),
+    Slip(
+        id="prop4.appH.stray_factor_i",
+        location="Appendix H, expression for E[F_t]",
+        slip_class="transcription",
+        stated="... - i sum_{j=1}^{i} (1-r) r^{i-j} E||w_{n_j} - w_{n_i}||^2",
+        holds="... - sum_{j=1}^{i} (1-r) r^{i-j} E||w_{n_j} - w_{n_i}||^2: eq. (42) at t = i has no factor i; "
+        "taken literally the factor would multiply the subtracted error of round i by i",
+        evidence="eq. (42) evaluated at t = i (theory.single_expert.expected_error(i, i))",
+    ),
+    Slip(
+        id="lemma16.eq42.model_for_truth",
+        location="Lemma 16, eq. (42); Theorem 1 proof (I.2)",
+        slip_class="notation",
+        stated="E||w^{(m_i)}_{tau^{(m_i)}(l)} - w_{n_i}||^2 inside the sum (an expert model)",
+        holds="E||w_{n_{tau^{(m_i)}(l)}} - w_{n_i}||^2 (the ground truth of the task routed at round tau(l)), "
+        "as the last line of the proof in Appendix I.1 has it; only the ground truth makes the recursion "
+        "follow from eq. (5)",
+        evidence="derivation in theory.single_expert: w_t - w_{n_i} = (I - P_t)(w_{t-1} - w_{n_i}) + "
+        "P_t (w_{n_t} - w_{n_i})",
+    ),
+    Slip(
+        id="lemma16.projection_row_space",
+        location="Appendix I.1 (proof of Lemma 16)",
+        slip_class="notation",
+        stated="P_t = X_t (X_t^T X_t)^{-1} X_t^T is the orthogonal projection onto the row space of X_t; "
+        "E|P_t(u)| = (s/d)||u||_2^2",
+        holds="X_t is d x s, so P_t projects onto its column space (the span of the s samples); the identity "
+        "is E||P_t u||_2^2 = (s/d)||u||_2^2 (squared norm on the left), and it needs assumption A1",
+        evidence="P_t X_t = X_t and rank(P_t) = s; see theory.single_expert",
+    ),
+)
+
+
 def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
-    slips = []
+    slips = list(TEXT_SLIPS)
     stated = _find(results, "stated", "gaussian")
     corrected = _find(results, "corrected", "gaussian")
     derived = _find(results, "derived", "gaussian")
@@ -216,8 +283,8 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
                 stated="coefficient of (1/N) sum_n ||w_n||^2 is r^{t-tau} (positive)",
                 holds="r^t - r^tau (negative), as Appendix H derives and as eq. (19) gives at M = 1 (L = t); "
                 "the main-text formula disagrees with its own proof and with Theorem 1's specialization",
-                evidence="symbolic: stated - corrected summand = "
-                f"{prop4_sympy_str(prop4.forgetting_summand_stated() - prop4.forgetting_summand_corrected())}; "
+                evidence="sympy: stated - corrected summand = "
+                f"{_readable(prop4.forgetting_summand_stated() - prop4.forgetting_summand_corrected())}; "
                 f"Monte Carlo refutes the printed form: {_numbers(stated)}",
             )
         )
@@ -229,10 +296,11 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
                 slip_class="false intermediate step",
                 stated="E||w_{n_j} - w_{n_i}||^2 = (1/N^2) sum_{n != n'} ||w_n' - w_n||^2 for every j, "
                 "including j = i",
-                holds="the j = i term is 0 (same task), not D; accounting for it, each summand of eq. (17) "
-                f"(even with the S coefficient repaired) gains {prop4_sympy_str(-prop4.forgetting_summand_gap('corrected'))}, "
-                f"and E[F_t] gains {prop4_sympy_str(-prop4.forgetting_gap('corrected'))}",
-                evidence=f"derived form confirmed ({_numbers(derived)}); corrected form refuted ({_numbers(corrected)})",
+                holds="the j = i term is 0 (same task), not D. Accounting for it, each summand of eq. (17) "
+                f"(even with the S coefficient repaired) gains {_readable(prop4.SAME_TASK_SUMMAND)}, and E[F_t] "
+                f"gains {_readable(prop4.SAME_TASK_FORGETTING)}, which tends to (1 - r) D, not 0, as t grows",
+                evidence=f"sympy: derived - corrected = {_readable(-prop4.forgetting_gap('corrected'))}; "
+                f"derived form confirmed ({_numbers(derived)}); corrected form refuted ({_numbers(corrected)})",
             )
         )
     slips.extend(_feature_model_slips(results, "E[F_t]"))
@@ -250,9 +318,10 @@ def generalization_slips(results: list[ClaimResult]) -> list[Slip]:
                 location="Section 5, Proposition 4, eq. (18); Appendix H",
                 slip_class="false statement",
                 stated="E[G_T] = r^T S + (1 - r^T) D",
-                holds=f"E[G_T] = r^T S + (1 - r^T)(1 - 1/T) D; eq. (18) overstates by "
-                f"{prop4_sympy_str(prop4.generalization_gap())} (the l = i terms of Appendix H)",
-                evidence=f"derived form confirmed ({_numbers(derived)}); eq. (18) refuted ({_numbers(stated)})",
+                holds=f"E[G_T] = r^T S + (1 - r^T)(1 - 1/T) D; eq. (18) overstates it by "
+                f"{_readable(prop4.SAME_TASK_GENERALIZATION)} (the l = i terms that Appendix H counts as D)",
+                evidence=f"sympy: eq. (18) - derived = {_readable(prop4.generalization_gap())}; derived form "
+                f"confirmed ({_numbers(derived)}); eq. (18) refuted ({_numbers(stated)})",
             )
         )
     slips.extend(_feature_model_slips(results, "E[G_T]"))
@@ -280,8 +349,11 @@ def _feature_model_slips(results: list[ClaimResult], quantity: str) -> list[Slip
     ]
 
 
-def prop4_sympy_str(expr) -> str:
-    return sp.sstr(sp.factor(sp.simplify(expr)))
+def _readable(expr) -> str:
+    """sympy's plain-text form of a (checked) expression."""
+    if not prop4.readable_gaps_hold():
+        raise AssertionError("theory.prop4: readable gap forms disagree with the sympy differences")
+    return sp.sstr(expr)
 
 
 STATEMENT_F = (
@@ -290,6 +362,13 @@ STATEMENT_F = (
 )
 STATEMENT_G = (
     r"\mathbb{E}[G_T]=\frac{r^T}{N}\sum_{n=1}^N\|w_n\|_2^2+\frac{1-r^T}{N^2}\sum_{n\neq n'}\|w_{n'}-w_n\|_2^2"
+)
+NOTES = (
+    "The proof (Lemma 16, Appendix I.1) needs assumption A1: E[P_t | past, n_t] = (s/d) I_d, i.e. "
+    "E||P_t u||^2 = (s/d)||u||^2 for every u fixed by the past, which holds for i.i.d. Gaussian columns "
+    "(features = gaussian). The paper's own Definition 1 does not satisfy it: the span of X_t always contains "
+    "v_(n_t), so the gain is 1 along v_(n_t) and (s-1)/(d-1) across it. The definition1 entries show what "
+    "that costs; the gaussian entries test the algebra of the proof on its own terms."
 )
 PRECONDITIONS = ("M = 1", "t in {2, ..., T}", "s < d (r = 1 - s/d)", "w_0 = 0", "tasks uniform i.i.d.")
 
@@ -304,6 +383,7 @@ register(
         slips=forgetting_slips,
         interpretations=INTERPRETATIONS,
         summary="Single-expert expected forgetting in closed form.",
+        notes=NOTES,
         forms=lambda: [prop4.forgetting_stated(), prop4.forgetting_corrected(), prop4.forgetting_derived()],
     )
 )
@@ -318,6 +398,7 @@ register(
         slips=generalization_slips,
         interpretations=INTERPRETATIONS,
         summary="Single-expert expected generalization error in closed form.",
+        notes=NOTES,
         forms=lambda: [prop4.generalization_stated(), prop4.generalization_derived()],
     )
 )

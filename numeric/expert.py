@@ -1,0 +1,35 @@
+"""The single expert's minimum-norm interpolating update (paper eq. 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["min_norm_update"]
+
+
+def min_norm_update(w_prev: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """One continual-learning step, eq. 5 of the paper:
+
+        w_t = w_{t-1} + X_t (X_t^T X_t)^{-1} (y_t - X_t^T w_{t-1}).
+
+    This is the point closest to ``w_{t-1}`` among all ``w`` with
+    ``X_t^T w = y_t`` (the limit of gradient descent started at ``w_{t-1}``
+    on the over-parameterised least-squares loss).
+
+    Batched over any leading axes: ``w_prev`` (..., d), ``X`` (..., d, s),
+    ``y`` (..., s); leading axes broadcast.  Returns (..., d).
+
+    Assumes every ``X`` has full column rank s (s <= d), so ``X^T X`` is
+    invertible; the linear system is solved with ``numpy.linalg.solve``
+    rather than forming an inverse.  A rank-deficient ``X`` raises
+    ``numpy.linalg.LinAlgError``.
+    """
+    w_prev = np.asarray(w_prev, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    # A contiguous X^T makes the small batched matmuls markedly faster.
+    Xt = np.ascontiguousarray(np.swapaxes(X, -1, -2))
+    gram = Xt @ X
+    residual = y - (Xt @ w_prev[..., None])[..., 0]
+    coeffs = np.linalg.solve(gram, residual[..., None])
+    return w_prev + (X @ coeffs)[..., 0]

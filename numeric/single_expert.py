@@ -1,0 +1,246 @@
+"""Monte Carlo simulator for continual learning with a single expert (M = 1).
+
+Model (paper Section 3): each round t = 1..T draws a task n_t uniformly from
+the pool, a feature matrix X_t (see ``numeric.draws``), sets
+``y_t = X_t^T w_{n_t}`` and updates the expert by eq. 5 from ``w_0 = 0``.
+
+Metrics, with ``E_tau(w) = ||w - w_{n_tau}||_2^2``:
+
+* model error (eq. 14):      ``E_t(w_t)``;
+* forgetting (eq. 15):       ``F_t = 1/(t-1) sum_{tau<t} (E_tau(w_t) - E_tau(w_tau))``,
+  for t >= 2 (NaN at t = 1, where the sum is empty);
+* generalization (eq. 16 with T = t):  ``G_t = 1/t sum_{tau<=t} E_tau(w_t)``.
+
+Indexing: arrays are (R, T); rounds are 1-based in the paper, so column
+``j`` holds round ``t = j + 1``.  ``SingleExpertRun.at(t)`` does the shift.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from numeric.draws import SingleExpertDraws, draw_single_expert
+from numeric.expert import min_norm_update
+from numeric.pool import TaskPool
+from numeric.seeding import generator_for
+
+__all__ = [
+    "SingleExpertRun",
+    "run_batched",
+    "run_reference",
+    "simulate_single_expert",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class SingleExpertRun:
+    """Trajectories of R replicates over T rounds.
+
+    ``tasks``, ``model_error``, ``forgetting``, ``generalization`` are (R, T),
+    column j = round t = j + 1; ``forgetting[:, 0]`` is NaN (F_1 undefined).
+    ``final_w`` is (R, d), the expert after round T.
+    """
+
+    tasks: np.ndarray
+    model_error: np.ndarray
+    forgetting: np.ndarray
+    generalization: np.ndarray
+    final_w: np.ndarray
+
+    @property
+    def R(self) -> int:
+        return int(self.tasks.shape[0])
+
+    @property
+    def T(self) -> int:
+        return int(self.tasks.shape[1])
+
+    def at(self, t: int) -> dict[str, np.ndarray]:
+        """Per-replicate values at paper round ``t`` (1-based, 1 <= t <= T)."""
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 1 <= t <= self.T:
+            raise ValueError(f"t must be an integer round in [1, {self.T}], got {t!r}")
+        j = int(t) - 1
+        return {
+            "task": self.tasks[:, j],
+            "model_error": self.model_error[:, j],
+            "forgetting": self.forgetting[:, j],
+            "generalization": self.generalization[:, j],
+        }
+
+    @staticmethod
+    def concatenate(runs: Sequence["SingleExpertRun"]) -> "SingleExpertRun":
+        """Stack runs along the replicate axis, in the given order."""
+        if not runs:
+            raise ValueError("runs must be non-empty")
+        return SingleExpertRun(
+            tasks=np.concatenate([r.tasks for r in runs]),
+            model_error=np.concatenate([r.model_error for r in runs]),
+            forgetting=np.concatenate([r.forgetting for r in runs]),
+            generalization=np.concatenate([r.generalization for r in runs]),
+            final_w=np.concatenate([r.final_w for r in runs]),
+        )
+
+
+def _check_compatible(pool: TaskPool, draws: SingleExpertDraws) -> None:
+    if draws.X.shape[2] != pool.d:
+        raise ValueError(f"draws have d = {draws.X.shape[2]}, pool has d = {pool.d}")
+    if draws.tasks.size and (draws.tasks.min() < 0 or draws.tasks.max() >= pool.N):
+        raise ValueError(f"draws.tasks must lie in [0, {pool.N - 1}]")
+
+
+def run_batched(pool: TaskPool, draws: SingleExpertDraws) -> SingleExpertRun:
+    """Advance all R replicates together; Python loops over rounds only.
+
+    Keeps ``err[r, n] = ||w_t - w_n||^2`` for every pool task, per-replicate
+    task counts, and the running sum of past model errors, so F_t and G_t
+    cost O(N) per round instead of the O(t) sums in eq. 15-16:
+
+        sum_{tau<t}  E_tau(w_t) = sum_n count_{t-1}[n] * err_t[n]
+        sum_{tau<t}  E_tau(w_tau) = running sum of model errors.
+    """
+    _check_compatible(pool, draws)
+    R, T = draws.R, draws.T
+    W = pool.W
+    rows = np.arange(R)
+
+    w = np.zeros((R, pool.d))
+    counts = np.zeros((R, pool.N))  # float: exact up to 2**53 and avoids casts in the dot
+    past_self_error = np.zeros(R)
+    model_error = np.empty((R, T))
+    forgetting = np.empty((R, T))
+    generalization = np.empty((R, T))
+
+    # Labels y_t = X_t^T w_{n_t} do not depend on the expert: form them all at once.
+    y_all = np.einsum("rtds,rtd->rts", draws.X, W[draws.tasks])
+    diff = np.empty((R, pool.N, pool.d))
+
+    for j in range(T):
+        t = j + 1
+        n_t = draws.tasks[:, j]
+        w = min_norm_update(w, draws.X[:, j], y_all[:, j])
+
+        # Direct differences, not ||w||^2 - 2<w, w_n> + ||w_n||^2, which
+        # cancels badly when w is close to a ground truth.
+        np.subtract(w[:, None, :], W[None, :, :], out=diff)
+        err = np.einsum("rnd,rnd->rn", diff, diff)
+        current = err[rows, n_t]
+
+        past_at_current = np.einsum("rn,rn->r", counts, err)
+        forgetting[:, j] = (past_at_current - past_self_error) / (t - 1) if t > 1 else np.nan
+        generalization[:, j] = (past_at_current + current) / t
+        model_error[:, j] = current
+
+        counts[rows, n_t] += 1.0
+        past_self_error += current
+
+    return SingleExpertRun(
+        tasks=draws.tasks.copy(),
+        model_error=model_error,
+        forgetting=forgetting,
+        generalization=generalization,
+        final_w=w,
+    )
+
+
+def run_reference(pool: TaskPool, draws: SingleExpertDraws) -> SingleExpertRun:
+    """Plain per-replicate, per-round loop straight from eq. 5, 14, 15, 16.
+
+    Slow on purpose (O(t) work per round for F_t and G_t); a test oracle for
+    :func:`run_batched`, sharing no bookkeeping with it.
+    """
+    _check_compatible(pool, draws)
+    R, T = draws.R, draws.T
+    W = pool.W
+    model_error = np.empty((R, T))
+    forgetting = np.empty((R, T))
+    generalization = np.empty((R, T))
+    final_w = np.empty((R, pool.d))
+
+    for r in range(R):
+        w = np.zeros(pool.d)
+        truths_so_far = np.empty((T, pool.d))  # w_{n_tau} for tau = 1..t
+        own_error = np.empty(T)  # E_tau(w_tau)
+        for j in range(T):
+            t = j + 1
+            X = draws.X[r, j]
+            truth = W[draws.tasks[r, j]]
+            y = X.T @ truth
+            # eq. 5
+            w = w + X @ np.linalg.solve(X.T @ X, y - X.T @ w)
+
+            truths_so_far[j] = truth
+            errors_now = np.sum((w - truths_so_far[:t]) ** 2, axis=1)  # E_tau(w_t), tau <= t
+            own_error[j] = errors_now[j]
+
+            model_error[r, j] = errors_now[j]  # eq. 14
+            if t == 1:
+                forgetting[r, j] = np.nan
+            else:  # eq. 15
+                forgetting[r, j] = np.sum(errors_now[:j] - own_error[:j]) / (t - 1)
+            generalization[r, j] = np.sum(errors_now) / t  # eq. 16
+        final_w[r] = w
+
+    return SingleExpertRun(
+        tasks=draws.tasks.copy(),
+        model_error=model_error,
+        forgetting=forgetting,
+        generalization=generalization,
+        final_w=final_w,
+    )
+
+
+def simulate_single_expert(
+    pool: TaskPool,
+    *,
+    R: int,
+    T: int,
+    s: int,
+    features: str = "gaussian",
+    sigma_t: float = 0.1,
+    beta_max: float = 1.0,
+    seed: int = 0,
+    key: Sequence[str | int] = (),
+    chunk_size: int = 256,
+    progress: Callable[[int, int], object] | None = None,
+) -> SingleExpertRun:
+    """Simulate R replicates in memory-bounded chunks of ``chunk_size``.
+
+    Chunk i (0-based) holds replicates ``[i*chunk_size, min((i+1)*chunk_size, R))``
+    and draws from ``generator_for(seed, *key, "chunk", i)``; results are
+    concatenated in chunk order.  The output is a function of
+    (pool, R, T, s, features, sigma_t, beta_max, seed, key, chunk_size) only;
+    note that changing ``chunk_size`` changes the streams.
+
+    Peak memory is dominated by one chunk's draws, about
+    ``8 * chunk_size * T * d * s`` bytes (twice that transiently for
+    ``definition1``).  ``progress(done_replicates, R)`` is called after
+    each chunk if given.
+    """
+    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
+        raise ValueError(f"R must be an integer >= 1, got {R!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    if progress is not None and not callable(progress):
+        raise ValueError("progress must be callable(done_replicates, total_replicates) or None")
+    if isinstance(key, (str, bytes)):
+        raise ValueError("key must be a sequence of str/int parts, not a bare string")
+    R, chunk_size = int(R), int(chunk_size)
+
+    runs = []
+    done = 0
+    for i, start in enumerate(range(0, R, chunk_size)):
+        size = min(chunk_size, R - start)
+        rng = generator_for(seed, *key, "chunk", i)
+        draws = draw_single_expert(
+            rng, pool, R=size, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max
+        )
+        runs.append(run_batched(pool, draws))
+        del draws  # release this chunk's features before drawing the next
+        done += size
+        if progress is not None:
+            progress(done, R)
+    return SingleExpertRun.concatenate(runs)

@@ -1,0 +1,82 @@
+"""The command line, end to end in subprocesses: outputs, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "checks", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
+    out = tmp_path / "rep"
+    proc = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert {e["id"] for e in doc["results"]} == {"prop4.generalization"}
+    assert (out / "report.md").read_text().startswith("# moecl-verify report")
+    info = json.loads((out / "run-info.json").read_text())
+    assert "wall_seconds" in info
+    strict = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--strict", "--quiet")
+    assert strict.returncode == 1  # eq. (18) as printed is refuted
+
+
+def test_report_rerenders_without_recomputing(tmp_path):
+    out = tmp_path / "rep"
+    assert cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet").returncode == 0
+    again = tmp_path / "again"
+    proc = cli("report", "--from", str(out / "results.json"), "--out", str(again))
+    assert proc.returncode == 0, proc.stderr
+    assert (again / "report.md").read_text() == (out / "report.md").read_text()
+    assert (again / "results.json").read_bytes() == (out / "results.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["run", "--claims", "nothing.*"], "--claims"),
+        (["run", "--budget", "huge"], "--budget"),
+        (["run", "--seed", "-1"], "--seed"),
+        (["run", "--format", "pdf"], "--format"),
+        (["run", "--out", "/proc/forbidden/dir"], "--out"),
+        (["simulate", "--s", "10", "--d", "10"], "--s"),
+        (["simulate", "--N", "0"], "--N"),
+        (["simulate", "--sigma0", "0"], "--sigma0"),
+        (["simulate", "--sigma0", "nan"], "--sigma0"),
+        (["simulate", "--replicates", "1"], "--replicates"),
+        (["simulate", "--T", "1"], "--T"),
+        (["show", "prop9"], "prop9"),
+        (["report", "--from", "/nonexistent.json"], "--from"),
+        ([], "command"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(args, names):
+    proc = cli(*args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert names in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_list_and_show():
+    listing = cli("list")
+    assert listing.returncode == 0 and "prop4.forgetting" in listing.stdout
+    show = cli("show", "prop4.forgetting")
+    assert show.returncode == 0
+    for form in ("[stated]", "[corrected]", "[derived]", "LaTeX:"):
+        assert form in show.stdout
+
+
+def test_simulate_json_reports_mean_and_stderr():
+    proc = cli("simulate", "--model", "single", "--features", "gaussian", "--T", "4", "--replicates", "50", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [row["t"] for row in doc["rounds"]] == [1, 2, 3, 4]
+    assert doc["rounds"][0]["forgetting"] is None
+    assert doc["rounds"][1]["forgetting_stderr"] > 0

@@ -1,0 +1,88 @@
+"""The statistics keep their stated false-fail rate and detect what they claim to.
+
+All trials are seeded, so these tests are deterministic; the acceptance bands
+are wide (about 4.5 binomial standard deviations) and still exclude the rates a
+wrong test would show (a one-sided test at the same level rejects half as often;
+a test without the square root of n rejects almost never or always).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from checks import stats
+
+
+def _rejections(rng, n_trials, n, shift, alpha, draw):
+    hits = 0
+    for _ in range(n_trials):
+        x = draw(rng, n) + shift
+        if stats.mean_test(x, 0.0).p_value <= alpha:
+            hits += 1
+    return hits
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda rng, n: rng.standard_normal(n),
+        # A skewed law like squared errors: chi-square(3) centred.
+        lambda rng, n: rng.chisquare(3, n) - 3.0,
+    ],
+    ids=["normal", "chisquare"],
+)
+def test_false_fail_rate_is_kept(draw):
+    rng = np.random.default_rng(20261129)
+    trials, alpha = 4000, 0.05
+    hits = _rejections(rng, trials, 400, 0.0, alpha, draw)
+    sd = math.sqrt(trials * alpha * (1 - alpha))
+    assert abs(hits - trials * alpha) < 4.5 * sd, hits
+
+
+def test_min_detectable_shift_is_detected_with_stated_power():
+    rng = np.random.default_rng(7)
+    n, alpha = 400, 0.01
+    se = 1.0 / math.sqrt(n)
+    shift = stats.min_detectable(se, alpha)
+    trials = 2000
+    hits = _rejections(rng, trials, n, shift, alpha, lambda g, k: g.standard_normal(k))
+    sd = math.sqrt(trials * 0.9 * 0.1)
+    assert abs(hits - 0.9 * trials) < 4.5 * sd, hits
+
+
+def test_planted_discrepancy_is_refuted_and_truth_is_not():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(10_000) + 1.0
+    truth = stats.mean_test(x, 1.0)
+    planted = stats.mean_test(x, 1.0 + 3 * truth.min_detectable(1e-3))
+    assert truth.p_value > 1e-3
+    assert planted.p_value < 1e-6
+
+
+def test_tail_p_values_do_not_underflow_early():
+    assert stats.two_sided_p(1.959963984540054) == pytest.approx(0.05, rel=1e-9)
+    assert 0.0 < stats.two_sided_p(30.0) < 1e-190
+    assert stats.one_sided_p(0.0) == pytest.approx(0.5)
+
+
+def test_holm_step_down_textbook_example():
+    decision = stats.holm([0.01, 0.04, 0.03, 0.005], 0.05)
+    assert decision.rejected == (True, False, False, True)
+    assert decision.thresholds == pytest.approx((0.05 / 3, 0.05, 0.025, 0.0125))
+
+
+def test_holm_stops_at_first_non_rejection():
+    # 0.02 <= 0.05/2 is rejected; then 0.049 <= 0.05/1 is rejected too.
+    assert stats.holm([0.02, 0.049], 0.05).rejected == (True, True)
+    # 0.03 > 0.025 fails, so 0.031 is not rejected although 0.031 <= 0.05.
+    assert stats.holm([0.03, 0.031], 0.05).rejected == (False, False)
+
+
+def test_bonferroni_and_input_validation():
+    assert stats.bonferroni_min_p([0.01, 0.5, 0.2]) == pytest.approx(0.03)
+    assert stats.bonferroni_min_p([0.6, 0.9]) == 1.0
+    with pytest.raises(ValueError):
+        stats.mean_test(np.array([1.0]), 0.0)
+    with pytest.raises(ValueError):
+        stats.mean_test(np.array([1.0, np.nan]), 0.0)
