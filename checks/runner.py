@@ -31,7 +31,7 @@ from checks.registry import select
 DEFAULT_FAMILY_RATE = 1e-3
 
 
-def _entry_p(m: Measurement) -> float:
+def entry_p(m: Measurement) -> float:
     return stats.bonferroni_min_p([h.test.p_value for h in m.tests])
 
 
@@ -87,7 +87,7 @@ def decide(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
         expected=test.expected,
         observed=test.observed,
         stderr=test.stderr,
-        p_value=_entry_p(m),
+        p_value=entry_p(m),
         false_fail_rate=threshold,
         min_detectable=worst_mde,
         config=config,
@@ -125,7 +125,7 @@ def run(
         ctx.progress = progress
     measured = [(claim, claim.measure(ctx)) for claim in claims]
     flat = [m for _, ms in measured for m in ms]
-    holm = stats.holm([_entry_p(m) for m in flat], family_rate)
+    holm = stats.holm([entry_p(m) for m in flat], family_rate)
     decided = iter(zip(flat, holm.thresholds, holm.rejected))
     results, slips, interpretations, seen = [], [], [], set()
     for claim, ms in measured:

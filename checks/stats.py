@@ -108,22 +108,29 @@ def holm(p_values: list[float], family_rate: float) -> HolmDecision:
     """Holm (1979) step-down at family-wise false-fail rate ``family_rate``.
 
     The k-th smallest p-value (k = 0, 1, ...) is compared with
-    ``family_rate / (m - k)``; rejection stops at the first failure.  Each
-    hypothesis's threshold is the one it faced at its rank, which is the
-    false-fail rate reported for it.  Ties are broken by input order, so the
-    decision is deterministic.
+    ``family_rate / (m - k)``; rejection stops at the first failure.  A
+    hypothesis ranked after that failure keeps the failing threshold as its
+    own, which is the threshold it effectively faced; with that convention
+    ``rejected[k] == (p_values[k] <= thresholds[k])`` holds for every k, so a
+    single entry can be re-decided later from its p-value and its recorded
+    threshold alone.  Ties are broken by input order, so the decision is
+    deterministic.
     """
     m = len(p_values)
     order = sorted(range(m), key=lambda k: (p_values[k], k))
     thresholds = [0.0] * m
     rejected = [False] * m
-    still_rejecting = True
+    stop_threshold = None
     for rank, k in enumerate(order):
-        thresholds[k] = family_rate / (m - rank)
-        if still_rejecting and p_values[k] <= thresholds[k]:
-            rejected[k] = True
+        if stop_threshold is None:
+            threshold = family_rate / (m - rank)
+            if p_values[k] <= threshold:
+                rejected[k] = True
+            else:
+                stop_threshold = threshold
+            thresholds[k] = threshold
         else:
-            still_rejecting = False
+            thresholds[k] = stop_threshold
     return HolmDecision(tuple(thresholds), tuple(rejected))
 
 

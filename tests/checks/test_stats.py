@@ -69,7 +69,8 @@ def test_tail_p_values_do_not_underflow_early():
 def test_holm_step_down_textbook_example():
     decision = stats.holm([0.01, 0.04, 0.03, 0.005], 0.05)
     assert decision.rejected == (True, False, False, True)
-    assert decision.thresholds == pytest.approx((0.05 / 3, 0.05, 0.025, 0.0125))
+    # 0.04 ranks after the failure at 0.03 and keeps the failing threshold 0.025
+    assert decision.thresholds == pytest.approx((0.05 / 3, 0.025, 0.025, 0.0125))
 
 
 def test_holm_stops_at_first_non_rejection():
@@ -77,6 +78,14 @@ def test_holm_stops_at_first_non_rejection():
     assert stats.holm([0.02, 0.049], 0.05).rejected == (True, True)
     # 0.03 > 0.025 fails, so 0.031 is not rejected although 0.031 <= 0.05.
     assert stats.holm([0.03, 0.031], 0.05).rejected == (False, False)
+
+
+def test_holm_rejection_equals_p_below_recorded_threshold():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        p = list(rng.uniform(0, 0.02, size=rng.integers(1, 12)))
+        decision = stats.holm(p, 0.01)
+        assert decision.rejected == tuple(pk <= th for pk, th in zip(p, decision.thresholds))
 
 
 def test_bonferroni_and_input_validation():

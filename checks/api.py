@@ -1,0 +1,75 @@
+"""The public Python API: check one claim, get a small printable result.
+
+``check("prop4.forgetting", budget="smoke", seed=0)`` reruns one claim's
+experiment.  Alone, its entries are Holm-corrected among themselves; to
+reproduce the verdicts of a whole run exactly, pass the thresholds that run
+recorded (``false_fail_rates`` keyed ``"form/features"``, as in
+results.json), since with the convention of :func:`checks.stats.holm` an entry
+is refuted exactly when its p-value is at or below its recorded threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from checks import stats
+from checks.context import BUDGETS, Context
+from checks.model import ClaimResult, Slip
+from checks.registry import get
+from checks.runner import DEFAULT_FAMILY_RATE, decide, entry_p
+
+
+def entry_key(form: str, features: str) -> str:
+    return f"{form}/{features}"
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The verdicts of one claim; printing it shows one line per entry."""
+
+    claim_id: str
+    budget: str
+    seed: int
+    results: tuple[ClaimResult, ...]
+    slips: tuple[Slip, ...]
+
+    def verdicts(self) -> dict[str, str]:
+        return {entry_key(r.form, r.config.get("features", "-")): r.verdict for r in self.results}
+
+    def __str__(self) -> str:
+        lines = [f"{self.claim_id} (budget {self.budget}, seed {self.seed})"]
+        for r in self.results:
+            lines.append(
+                f"  {entry_key(r.form, r.config.get('features', '-')):<24} {r.verdict:<13} "
+                f"formula {r.expected:.4g}  Monte Carlo {r.observed:.4g} ± {r.stderr:.2g}  "
+                f"p {r.p_value:.2g}  false-fail rate {r.false_fail_rate:.2g}"
+            )
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def check(
+    claim_id: str,
+    *,
+    budget: str = "smoke",
+    seed: int = 0,
+    false_fail_rates: dict[str, float] | None = None,
+    family_rate: float = DEFAULT_FAMILY_RATE,
+) -> ClaimCheck:
+    if budget not in BUDGETS:
+        raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+    claim = get(claim_id)
+    measurements = claim.measure(Context(budget=BUDGETS[budget], seed=seed))
+    p_values = [entry_p(m) for m in measurements]
+    if false_fail_rates is None:
+        thresholds = list(stats.holm(p_values, family_rate).thresholds)
+    else:
+        keys = [entry_key(m.form, m.config.get("features", "-")) for m in measurements]
+        missing = [k for k in keys if k not in false_fail_rates]
+        if missing:
+            raise ValueError(f"false_fail_rates lacks entries {missing}")
+        thresholds = [false_fail_rates[k] for k in keys]
+    results = tuple(decide(m, th, p <= th) for m, th, p in zip(measurements, thresholds, p_values))
+    slips = tuple(claim.slips(list(results))) if claim.slips else ()
+    return ClaimCheck(claim_id, budget, seed, results, slips)
