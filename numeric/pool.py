@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TaskPool", "make_pool"]
+__all__ = ["TaskPool", "make_clustered_pool", "make_pool"]
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -102,3 +102,32 @@ def make_pool(
     std = sigma0 if sigma0_is == "std" else math.sqrt(sigma0)
     W = std * rng.standard_normal((int(N), int(d)))
     return TaskPool(W=W, V=signal_scale * W)
+
+
+def make_clustered_pool(
+    rng: np.random.Generator,
+    *,
+    N: int,
+    K: int,
+    d: int,
+    sigma0: float,
+    sigma0_is: str = "std",
+    signal_scale: float = 1.0,
+    intra_exponent: float = 1.5,
+) -> TaskPool:
+    """K clusters of similar tasks (Section 5.2): ``w_n = c_k(n) + sigma0^intra_exponent xi_n``.
+
+    Centres ``c_k ~ N(0, std^2 I_d)`` (std from ``sigma0_is`` as in
+    :func:`make_pool`), ``xi_n ~ N(0, I_d)``, so within a cluster
+    ``||w_n - w_n'||_inf = O(sigma0^1.5)`` as Section 5.2 assumes, and across
+    clusters O(sigma0).  Task n (0-based) is in cluster ``n mod K``, which
+    reproduces Appendix A.4's W1 = {1, 4}, W2 = {2, 5}, W3 = {3, 6}.  Draws one
+    ``(K, d)`` block, then one ``(N, d)`` block.
+    """
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or not 1 <= K <= N:
+        raise ValueError(f"K must be an integer in [1, N = {N}], got {K!r}")
+    centres = make_pool(rng, N=int(K), d=d, sigma0=sigma0, sigma0_is=sigma0_is).W
+    sigma0 = float(sigma0)
+    xi = rng.standard_normal((int(N), int(d)))
+    W = centres[np.arange(int(N)) % int(K)] + sigma0**intra_exponent * xi
+    return TaskPool(W=W, V=float(signal_scale) * W)

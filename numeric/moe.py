@@ -1,0 +1,472 @@
+"""Mixture of experts in continual learning: Algorithm 1 of the paper, batched.
+
+Each round t = 1..T (Section 3.3, Algorithm 1):
+
+1. Definition 1 data ``(X_t, y_t)`` for a uniformly drawn task ``n_t``.
+2. Gate outputs ``h_m = theta_m^T sum_i X_{t,i}``; top-1 routing
+   ``m_t = argmax_m (h_m + r_t^(m))``, ``r ~ Uniform[0, lambda]`` (eq. 1);
+   softmax ``pi = softmax(h)`` (eq. 2).
+3. The routed expert takes the minimum-norm step of eq. 5; the others keep
+   their models.
+4. Unless the gate is frozen, every ``theta_m`` takes a gradient step on
+   ``L_task = L_tr + L_loc + L_aux`` (eq. 3, 6-9) with the gradient derived in
+   :mod:`theory.gate`; ``f_t`` and ``P_t`` are cumulative since t = 1 and
+   include round t, as eq. 7 defines them.
+5. Early termination (Algorithm 1, lines 7-13): for t > T1 = ceil(M / eta),
+   expert m is marked converged when ``|h_m - h_{m_t}| <= Gamma`` on the
+   round's data; once every expert is marked, the gate is frozen for good.
+
+Randomness is drawn separately (:class:`MoEDraws`: tasks, features, and
+routing noise as Uniform[0, 1) scaled by lambda in the dynamics), so the
+batched engine :func:`run_moe_batched` and the per-replicate reference
+:func:`run_moe_reference` give the same trajectories from the same draws.
+
+Ambiguities of the paper are options of :class:`MoEConfig` (documented
+there); their defaults are listed in the report's interpretations.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from numeric.draws import draw_single_expert
+from numeric.expert import min_norm_update
+from numeric.gate import AUX_FACTORS, gate_outputs, route, softmax, task_loss_gradient
+from numeric.pool import TaskPool
+from numeric.seeding import generator_for
+
+FLAG_TIMINGS = ("before_update", "after_update")
+ROUTERS = ("learned", "oracle")
+
+
+def _finite(name: str, value: float, low: float, strict: bool) -> float:
+    value = float(value)
+    ok = math.isfinite(value) and (value > low if strict else value >= low)
+    if not ok:
+        raise ValueError(f"{name} must be finite and {'>' if strict else '>='} {low}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class MoEConfig:
+    """Parameters and interpretation options of Algorithm 1.
+
+    ``M`` experts; learning rate ``eta``; auxiliary-loss weight ``alpha``;
+    routing-noise level ``lam`` (lambda); termination threshold ``Gamma``.
+
+    Options (paper silent or ambiguous):
+
+    * ``termination``: apply Algorithm 1's early termination (default) or
+      keep training the gate forever (Figure 2(b), (d)).
+    * ``T1``: exploration length, default ``ceil(M / eta)``.
+    * ``sticky_marks``: a converged mark, once set, stays set (default); with
+      False every expert must be within Gamma of the routed one in the same
+      round, which with M > N sets of experts can essentially never happen.
+    * ``flag_timing``: flags are tested on the gate that routed the round,
+      before its update (default), or after the round's gate update.
+    * ``aux_factor``: ``"1/t"`` as derived from eq. 7 (default) or ``"t"`` as
+      printed in the proof of Lemma 4.
+    * ``router``: ``"learned"`` (the gate) or ``"oracle"``: each task goes to
+      a uniformly chosen expert of ``oracle_sets[n]``, a reference point.
+    * ``record_rounds``: keep per-round gate outputs, loads and expert sets
+      (memory R * T * M); off by default so long runs stay bounded.
+    """
+
+    M: int
+    eta: float
+    alpha: float
+    lam: float
+    Gamma: float
+    termination: bool = True
+    T1: int | None = None
+    sticky_marks: bool = True
+    flag_timing: str = "before_update"
+    aux_factor: str = "1/t"
+    router: str = "learned"
+    oracle_sets: tuple[tuple[int, ...], ...] | None = None
+    record_rounds: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.M, bool) or not isinstance(self.M, numbers.Integral) or self.M < 1:
+            raise ValueError(f"M must be an integer >= 1, got {self.M!r}")
+        object.__setattr__(self, "eta", _finite("eta", self.eta, 0.0, strict=True))
+        object.__setattr__(self, "alpha", _finite("alpha", self.alpha, 0.0, strict=False))
+        object.__setattr__(self, "lam", _finite("lambda", self.lam, 0.0, strict=False))
+        object.__setattr__(self, "Gamma", _finite("Gamma", self.Gamma, 0.0, strict=False))
+        if self.T1 is not None and (isinstance(self.T1, bool) or not isinstance(self.T1, numbers.Integral) or self.T1 < 0):
+            raise ValueError(f"T1 must be an integer >= 0, got {self.T1!r}")
+        if self.flag_timing not in FLAG_TIMINGS:
+            raise ValueError(f"flag_timing must be one of {FLAG_TIMINGS}, got {self.flag_timing!r}")
+        if self.aux_factor not in AUX_FACTORS:
+            raise ValueError(f"aux_factor must be one of {AUX_FACTORS}, got {self.aux_factor!r}")
+        if self.router not in ROUTERS:
+            raise ValueError(f"router must be one of {ROUTERS}, got {self.router!r}")
+        if self.router == "oracle":
+            if not self.oracle_sets:
+                raise ValueError("router='oracle' needs oracle_sets (one tuple of experts per task)")
+            for n, experts in enumerate(self.oracle_sets):
+                if not experts or any(not 0 <= e < self.M for e in experts):
+                    raise ValueError(f"oracle_sets[{n}] must be a non-empty set of experts in [0, {self.M})")
+
+    @property
+    def exploration_rounds(self) -> int:
+        """T1 = ceil(M / eta) (Proposition 1) unless given."""
+        return int(self.T1) if self.T1 is not None else int(math.ceil(self.M / self.eta - 1e-12))
+
+
+@dataclass(frozen=True, eq=False)
+class MoEDraws:
+    """tasks (R, T), features X (R, T, d, s), routing noise U (R, T, M) in [0, 1)."""
+
+    tasks: np.ndarray
+    X: np.ndarray
+    noise: np.ndarray
+
+    @property
+    def R(self) -> int:
+        return int(self.tasks.shape[0])
+
+    @property
+    def T(self) -> int:
+        return int(self.tasks.shape[1])
+
+    @property
+    def M(self) -> int:
+        return int(self.noise.shape[2])
+
+
+def draw_moe(
+    rng: np.random.Generator,
+    pool: TaskPool,
+    *,
+    R: int,
+    T: int,
+    s: int,
+    M: int,
+    features: str = "definition1",
+    sigma_t: float = 0.1,
+    beta_max: float = 1.0,
+) -> MoEDraws:
+    """Tasks and features as :func:`numeric.draws.draw_single_expert`, then noise ``rng.random((R, T, M))``."""
+    base = draw_single_expert(rng, pool, R=R, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max)
+    if isinstance(M, bool) or not isinstance(M, numbers.Integral) or M < 1:
+        raise ValueError(f"M must be an integer >= 1, got {M!r}")
+    return MoEDraws(base.tasks, base.X, rng.random((base.R, base.T, int(M))))
+
+
+@dataclass(frozen=True, eq=False)
+class MoERun:
+    """Per replicate and round: ``tasks``, ``chosen`` expert, ``model_error``
+    E_t (eq. 14), ``forgetting`` F_t (eq. 15; NaN at t = 1), ``generalization``
+    G_t (eq. 16 at T = t), all (R, T) with column j = round j + 1.  Final state:
+    ``loads`` (R, M) routing counts, ``expert_sets`` (R, M) = argmax_j
+    theta_m^T v_j (eq. 11), ``freeze_round`` (R,) (0 = never frozen), ``theta``
+    (R, M, d), ``w`` (R, M, d).  ``rounds`` holds, on request, per-round gate
+    outputs ``h`` (R, T, M), cumulative ``loads`` (R, T, M) and ``sets`` (R, T, M).
+    """
+
+    tasks: np.ndarray
+    chosen: np.ndarray
+    model_error: np.ndarray
+    forgetting: np.ndarray
+    generalization: np.ndarray
+    loads: np.ndarray
+    expert_sets: np.ndarray
+    freeze_round: np.ndarray
+    theta: np.ndarray
+    w: np.ndarray
+    rounds: dict = field(default_factory=dict)
+
+    @property
+    def R(self) -> int:
+        return int(self.tasks.shape[0])
+
+    @property
+    def T(self) -> int:
+        return int(self.tasks.shape[1])
+
+    @staticmethod
+    def concatenate(runs: Sequence["MoERun"]) -> "MoERun":
+        if not runs:
+            raise ValueError("runs must be non-empty")
+        keys = runs[0].rounds.keys()
+        return MoERun(
+            **{
+                name: np.concatenate([getattr(r, name) for r in runs])
+                for name in (
+                    "tasks",
+                    "chosen",
+                    "model_error",
+                    "forgetting",
+                    "generalization",
+                    "loads",
+                    "expert_sets",
+                    "freeze_round",
+                    "theta",
+                    "w",
+                )
+            },
+            rounds={k: np.concatenate([r.rounds[k] for r in runs]) for k in keys},
+        )
+
+
+def _check(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> None:
+    if draws.M != cfg.M:
+        raise ValueError(f"draws carry noise for M = {draws.M} experts, config has M = {cfg.M}")
+    if draws.X.shape[2] != pool.d:
+        raise ValueError(f"draws have d = {draws.X.shape[2]}, pool has d = {pool.d}")
+    if cfg.router == "oracle" and len(cfg.oracle_sets) != pool.N:
+        raise ValueError(f"oracle_sets must list experts for each of the N = {pool.N} tasks")
+
+
+def _oracle_mask(cfg: MoEConfig, N: int) -> np.ndarray:
+    mask = np.zeros((N, cfg.M), dtype=bool)
+    for n, experts in enumerate(cfg.oracle_sets):
+        mask[n, list(experts)] = True
+    return mask
+
+
+def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
+    """All replicates advanced together; a Python loop over rounds only."""
+    _check(pool, draws, cfg)
+    R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
+    W, V = pool.W, pool.V
+    rows = np.arange(R)
+    T1 = cfg.exploration_rounds
+    learned = cfg.router == "learned"
+    oracle_mask = _oracle_mask(cfg, N) if not learned else None
+
+    theta = np.zeros((R, M, d))
+    w = np.zeros((R, M, d))
+    counts = np.zeros((R, M))
+    err = np.broadcast_to(np.einsum("nd,nd->n", W, W), (R, M, N)).copy()  # ||w^(m) - w_n||^2 at w = 0
+    pair_counts = np.zeros((R, M, N))  # rounds tau < t with (m_tau, n_tau) = (m, n)
+    past_self_error = np.zeros(R)
+    marks = np.zeros((R, M), dtype=bool)
+    frozen = np.zeros(R, dtype=bool)
+    freeze_round = np.zeros(R, dtype=np.int64)
+
+    chosen_all = np.empty((R, T), dtype=np.int64)
+    model_error = np.empty((R, T))
+    forgetting = np.empty((R, T))
+    generalization = np.empty((R, T))
+    rec = {}
+    if cfg.record_rounds:
+        rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64)}
+
+    y_all = np.einsum("rtds,rtd->rts", draws.X, W[draws.tasks])
+    for j in range(T):
+        t = j + 1
+        n_t = draws.tasks[:, j]
+        X = draws.X[:, j]
+        xbar = X.sum(axis=-1)
+        h = gate_outputs(theta, xbar)
+        if learned:
+            m_t = route(h, cfg.lam * draws.noise[:, j])
+        else:
+            m_t = np.argmax(np.where(oracle_mask[n_t], draws.noise[:, j], -np.inf), axis=-1)
+        pi = softmax(h)
+
+        w_old = w[rows, m_t]
+        w_new = min_norm_update(w_old, X, y_all[:, j])
+        step = w_new - w_old
+        delta = np.einsum("rd,rd->r", step, step)
+        w[rows, m_t] = w_new
+        counts[rows, m_t] += 1.0
+
+        diff = w_new[:, None, :] - W[None, :, :]
+        err[rows, m_t] = np.einsum("rnd,rnd->rn", diff, diff)
+        current = err[rows, m_t, n_t]
+        past_at_current = np.einsum("rmn,rmn->r", pair_counts, err)
+        forgetting[:, j] = (past_at_current - past_self_error) / (t - 1) if t > 1 else np.nan
+        generalization[:, j] = (past_at_current + current) / t
+        model_error[:, j] = current
+        chosen_all[:, j] = m_t
+        pair_counts[rows, m_t, n_t] += 1.0
+        past_self_error += current
+
+        if learned:
+            checking = cfg.termination and t > T1
+            if checking and cfg.flag_timing == "before_update":
+                _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
+            grad = task_loss_gradient(
+                pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
+            )
+            theta -= cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
+            if checking and cfg.flag_timing == "after_update":
+                _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
+        if cfg.record_rounds:
+            rec["h"][:, j] = h
+            rec["loads"][:, j] = counts
+            rec["sets"][:, j] = np.argmax(np.einsum("rmd,nd->rmn", theta, V), axis=-1)
+
+    return MoERun(
+        tasks=draws.tasks.copy(),
+        chosen=chosen_all,
+        model_error=model_error,
+        forgetting=forgetting,
+        generalization=generalization,
+        loads=counts,
+        expert_sets=np.argmax(np.einsum("rmd,nd->rmn", theta, V), axis=-1),
+        freeze_round=freeze_round,
+        theta=theta,
+        w=w,
+        rounds=rec,
+    )
+
+
+def _update_flags(h, m_t, rows, cfg: MoEConfig, marks, frozen, freeze_round, t) -> None:
+    """Algorithm 1, lines 7-13: mark experts within Gamma of the routed one; freeze when all are marked."""
+    close = np.abs(h - h[rows, m_t][:, None]) <= cfg.Gamma
+    live = ~frozen
+    if cfg.sticky_marks:
+        marks[live] |= close[live]
+    else:
+        marks[live] = close[live]
+    newly = live & marks.all(axis=1)
+    frozen |= newly
+    freeze_round[newly] = t
+
+
+def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
+    """One replicate at a time, straight from the definitions (test oracle).
+
+    The gate gradient is formed by the chain rule through the softmax
+    Jacobian, d pi_j / d h_k = pi_j (1{j = k} - pi_k), from dL/dpi_j, not from
+    the closed form the batched engine uses; F_t and G_t are the O(t) sums of
+    eq. 15-16.
+    """
+    _check(pool, draws, cfg)
+    R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
+    T1 = cfg.exploration_rounds
+    out = {k: np.empty((R, T)) for k in ("model_error", "forgetting", "generalization")}
+    chosen_all = np.empty((R, T), dtype=np.int64)
+    loads = np.zeros((R, M))
+    sets = np.zeros((R, M), dtype=np.int64)
+    freeze_round = np.zeros(R, dtype=np.int64)
+    theta_all = np.zeros((R, M, d))
+    w_all = np.zeros((R, M, d))
+    rec = {}
+    if cfg.record_rounds:
+        rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64)}
+    c_t = {"1/t": lambda t: 1.0 / t, "t": lambda t: float(t)}[cfg.aux_factor]
+
+    for r in range(R):
+        theta = np.zeros((M, d))
+        w = np.zeros((M, d))
+        counts = np.zeros(M)
+        marks = [False] * M
+        frozen = False
+        history = []  # (expert, task, E_tau(w_tau))
+        for j in range(T):
+            t = j + 1
+            n = int(draws.tasks[r, j])
+            X = draws.X[r, j]
+            y = X.T @ pool.W[n]
+            xbar = X.sum(axis=1)
+            h = np.array([theta[m] @ xbar for m in range(M)])
+            if cfg.router == "learned":
+                m_t = int(np.argmax(h + cfg.lam * draws.noise[r, j]))
+            else:
+                eligible = list(cfg.oracle_sets[n])
+                m_t = max(eligible, key=lambda e: (draws.noise[r, j, e], -e))
+            z = np.exp(h - h.max())
+            pi = z / z.sum()
+            w_old = w[m_t].copy()
+            w[m_t] = w_old + X @ np.linalg.solve(X.T @ X, y - X.T @ w_old)
+            delta = float(np.sum((w[m_t] - w_old) ** 2))
+            counts[m_t] += 1
+            e_now = float(np.sum((w[m_t] - pool.W[n]) ** 2))
+            history.append((m_t, n, e_now))
+            out["model_error"][r, j] = e_now
+            if t > 1:
+                out["forgetting"][r, j] = np.mean(
+                    [np.sum((w[m] - pool.W[k]) ** 2) - e for m, k, e in history[:-1]]
+                )
+            else:
+                out["forgetting"][r, j] = np.nan
+            out["generalization"][r, j] = np.mean([np.sum((w[m] - pool.W[k]) ** 2) for m, k, _ in history])
+            chosen_all[r, j] = m_t
+
+            if cfg.router == "learned":
+                checking = cfg.termination and t > T1 and not frozen
+
+                def flags(h_now):
+                    nonlocal frozen
+                    for m in range(M):
+                        close = abs(h_now[m] - h_now[m_t]) <= cfg.Gamma
+                        marks[m] = (marks[m] or close) if cfg.sticky_marks else close
+                    if all(marks):
+                        frozen = True
+                        freeze_round[r] = t
+
+                if checking and cfg.flag_timing == "before_update":
+                    flags(h)
+                if not frozen:
+                    # dL/dpi_j: only the routed expert's pi enters L_loc and the h-dependent part of L_aux.
+                    dL_dpi = np.zeros(M)
+                    dL_dpi[m_t] = delta + cfg.alpha * M * (counts[m_t] / t) * c_t(t)
+                    for k in range(M):
+                        dL_dh_k = sum(dL_dpi[jj] * pi[jj] * ((1.0 if jj == k else 0.0) - pi[k]) for jj in range(M))
+                        theta[k] = theta[k] - cfg.eta * dL_dh_k * xbar
+                    if checking and cfg.flag_timing == "after_update":
+                        flags(np.array([theta[m] @ xbar for m in range(M)]))
+            if cfg.record_rounds:
+                rec["h"][r, j] = h
+                rec["loads"][r, j] = counts
+                rec["sets"][r, j] = [int(np.argmax([theta[m] @ v for v in pool.V])) for m in range(M)]
+        loads[r] = counts
+        sets[r] = [int(np.argmax([theta[m] @ v for v in pool.V])) for m in range(M)]
+        theta_all[r] = theta
+        w_all[r] = w
+
+    return MoERun(
+        tasks=draws.tasks.copy(),
+        chosen=chosen_all,
+        loads=loads,
+        expert_sets=sets,
+        freeze_round=freeze_round,
+        theta=theta_all,
+        w=w_all,
+        rounds=rec,
+        **out,
+    )
+
+
+def simulate_moe(
+    pool: TaskPool,
+    cfg: MoEConfig,
+    *,
+    R: int,
+    T: int,
+    s: int,
+    features: str = "definition1",
+    sigma_t: float = 0.1,
+    beta_max: float = 1.0,
+    seed: int = 0,
+    key: Sequence[str | int] = (),
+    chunk_size: int = 100,
+    progress: Callable[[int, int], object] | None = None,
+) -> MoERun:
+    """R replicates in chunks; chunk i draws from ``generator_for(seed, *key, "chunk", i)``."""
+    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
+        raise ValueError(f"R must be an integer >= 1, got {R!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    runs = []
+    done = 0
+    for i, start in enumerate(range(0, int(R), int(chunk_size))):
+        size = min(int(chunk_size), int(R) - start)
+        rng = generator_for(seed, *key, "chunk", i)
+        draws = draw_moe(rng, pool, R=size, T=T, s=s, M=cfg.M, features=features, sigma_t=sigma_t, beta_max=beta_max)
+        runs.append(run_moe_batched(pool, draws, cfg))
+        del draws
+        done += size
+        if progress is not None:
+            progress(done, int(R))
+    return MoERun.concatenate(runs)
