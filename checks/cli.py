@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE = 0, 1, 2
-FORMATS = ("json", "md")
+FORMATS = ("json", "md", "ipynb", "junit")
+DEFAULT_FORMATS = ",".join(FORMATS)
 
 
 class UsageError(Exception):
@@ -64,14 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"])
     run.add_argument("--seed", type=_nonneg_int("--seed"), default=0)
     run.add_argument("--out", default="report", help="output directory (created if missing)")
-    run.add_argument("--format", default="json,md", help="comma-separated outputs among: json, md")
+    run.add_argument(
+        "--format",
+        default=DEFAULT_FORMATS,
+        help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md and ipynb)",
+    )
     run.add_argument("--strict", action="store_true", help="exit 1 if any claim is refuted")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
     report.add_argument("--from", dest="source", required=True, help="path of a results.json")
     report.add_argument("--out", default="report")
-    report.add_argument("--format", default="json,md")
+    report.add_argument(
+        "--format",
+        default=DEFAULT_FORMATS,
+        help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md and ipynb)",
+    )
 
     sub.add_parser("list", help="list the registered claims")
 
@@ -116,13 +125,31 @@ def _writable_dir(text: str) -> Path:
 
 
 def _write_reports(run, out: Path, formats: list[str]) -> list[Path]:
-    from reports import markdown, results_json
+    """Render the chosen outputs from ``run`` (results only; nothing is recomputed,
+    except that an executed notebook reruns its claims in a kernel)."""
+    from reports import junit, markdown, results_json
 
     written = []
     if "json" in formats:
         written.append(results_json.write(run, out / "results.json"))
+    figure_files: dict = {}
+    if "md" in formats or "ipynb" in formats:
+        from reports import figures
+
+        written.extend(figures.write(run, out))
+        figure_files = figures.relative_paths(run)
     if "md" in formats:
-        written.append(markdown.write(run, out / "report.md"))
+        written.append(markdown.write(run, out / "report.md", figure_files))
+    if "junit" in formats:
+        written.append(junit.write(run, out / "results.junit.xml"))
+    if "ipynb" in formats:
+        from reports import notebook
+
+        try:
+            written.append(notebook.write(run, out / "report.ipynb", {k: out / v for k, v in figure_files.items()}))
+        except notebook.NotebookExecutionError as exc:
+            print(f"moecl-verify: warning: {exc}", file=sys.stderr)
+            written.append(out / "report.ipynb")
     return written
 
 

@@ -21,9 +21,11 @@ FORMS = ("stated", "corrected", "derived")
 
 @dataclass(frozen=True)
 class HorizonTest:
-    """One horizon (t or T) of an expected-value identity."""
+    """One case of a measurement: a horizon (t or T) of an expected-value
+    identity, or a labelled case (e.g. "M=10") of an ordering criterion, whose
+    ``test.observed`` is then the estimated margin Delta and ``test.expected`` 0."""
 
-    horizon: int
+    horizon: int | str
     test: MeanTest
 
 
@@ -47,10 +49,18 @@ class Measurement:
     formula: str
     difference: str = ""
     resolution: float = 0.02
+    # "identity": E[X] = formula, two-sided, at every horizon.
+    # "positive": every case's margin Delta > 0 (a qualitative criterion);
+    #   refuted when some Delta is significantly negative, confirmed when every
+    #   Delta is significantly positive, inconclusive otherwise.
+    rule: str = "identity"
+    horizon_name: str = ""
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
             raise ValueError(f"unknown form {self.form!r}")
+        if self.rule not in ("identity", "positive"):
+            raise ValueError(f"unknown rule {self.rule!r}")
         if not self.tests:
             raise ValueError("a measurement needs at least one horizon")
 
@@ -124,6 +134,7 @@ class RunResult:
     interpretations: tuple[Interpretation, ...]
     meta: dict
     claims: tuple[dict, ...] = ()
+    artifacts: dict = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from checks.context import Context
     from checks.model import ClaimResult, Interpretation, Measurement, Slip
 
-CLAIM_MODULES = ("checks.claims.prop4",)
+CLAIM_MODULES = ("checks.claims.prop4", "checks.claims.fig2", "checks.claims.fig45")
 
 KINDS = (
     "symbolic identity",
@@ -45,6 +45,9 @@ class Claim:
     notes: str = ""
     # The closed forms behind the claim (stated, corrected, derived), for `show`.
     forms: Callable[[], list] | None = None
+    # Data for figures, computed by checks and stored in results.json under
+    # "artifacts" so that renderers never simulate: (name, fn(ctx) -> dict).
+    artifacts: tuple = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

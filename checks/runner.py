@@ -31,18 +31,34 @@ from checks.registry import select
 DEFAULT_FAMILY_RATE = 1e-3
 
 
+def _case_p(m: Measurement, test) -> float:
+    """p-value against the claim for one case: two-sided for identities; for a
+    positive-margin criterion, P(Z <= z) under Delta = 0 (evidence that Delta < 0)."""
+    if m.rule == "identity":
+        return test.p_value
+    return stats.one_sided_p(-test.z)
+
+
 def entry_p(m: Measurement) -> float:
-    return stats.bonferroni_min_p([h.test.p_value for h in m.tests])
+    return stats.bonferroni_min_p([_case_p(m, h.test) for h in m.tests])
+
+
+def _horizon_name(m: Measurement) -> str:
+    if m.horizon_name:
+        return m.horizon_name
+    return "t" if "t" in m.config else "T"
 
 
 def decide(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
     """Verdict and evidence for one measurement, given its Holm threshold."""
+    if m.rule == "positive":
+        return _decide_positive(m, threshold, rejected)
     per_horizon_alpha = threshold / len(m.tests)
     mdes = [h.test.min_detectable(per_horizon_alpha) for h in m.tests]
     worst_mde = max(mdes)
-    decisive = min(m.tests, key=lambda h: (h.test.p_value, h.horizon))
+    decisive = min(m.tests, key=lambda h: (h.test.p_value, str(h.horizon)))
     test = decisive.test
-    hname = "t" if "t" in m.config else "T"
+    hname = _horizon_name(m)
     target = m.resolution * m.scale
     if rejected:
         verdict = "refuted"
@@ -60,10 +76,40 @@ def decide(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
             f"{m.resolution:.0%} of the error scale {m.scale:.3g}; more replicates are needed"
         )
     evidence = (
-        f"{m.form} form, {m.config['features']} features, {test.n} replicates: at {hname} = {decisive.horizon} "
+        f"{m.form} form, {m.config.get('features', '-')} features, {test.n} replicates: at {hname} = {decisive.horizon} "
         f"formula {test.expected:.4g} vs Monte Carlo {test.observed:.4g} ± {test.stderr:.2g} "
         f"(z = {test.z:.1f}); {judgement}."
     )
+    return _result(m, verdict, threshold, worst_mde, decisive, mdes, evidence, hname)
+
+
+def _decide_positive(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
+    """A criterion 'Delta > 0 in every case' (qualitative claims, DESIGN 'Verdicts')."""
+    per_case_alpha = threshold / len(m.tests)
+    z_crit = stats.normal_upper_quantile(per_case_alpha)
+    mdes = [h.test.min_detectable(2 * per_case_alpha) for h in m.tests]  # one-sided at per_case_alpha
+    worst_mde = max(mdes)
+    decisive = min(m.tests, key=lambda h: (h.test.z, str(h.horizon)))
+    hname = _horizon_name(m)
+    if rejected:
+        verdict = "refuted"
+        judgement = f"the margin is significantly negative in case {decisive.horizon} (false-fail rate {threshold:.2g})"
+    elif all(h.test.z >= z_crit for h in m.tests):
+        verdict = "confirmed"
+        judgement = f"every margin is significantly positive (z >= {z_crit:.2f} in each case)"
+    else:
+        verdict = "inconclusive"
+        judgement = (
+            f"no margin is significantly negative, but not every one is significantly positive; a true margin "
+            f">= {worst_mde:.3g} would be confirmed with 90% power"
+        )
+    cases = "; ".join(f"{h.horizon}: {h.test.observed:.4g} ± {h.test.stderr:.2g}" for h in m.tests)
+    evidence = f"criterion: {m.formula}. Margins (Delta ± s.e.) by case: {cases}. {judgement}."
+    return _result(m, verdict, threshold, worst_mde, decisive, mdes, evidence, hname)
+
+
+def _result(m, verdict, threshold, worst_mde, decisive, mdes, evidence, hname) -> ClaimResult:
+    test = decisive.test
     horizons = [
         {
             hname: h.horizon,
@@ -71,7 +117,7 @@ def decide(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
             "observed": h.test.observed,
             "stderr": h.test.stderr,
             "z": h.test.z,
-            "p_value": h.test.p_value,
+            "p_value": _case_p(m, h.test),
             "min_detectable": mde,
         }
         for h, mde in zip(m.tests, mdes)
@@ -124,6 +170,7 @@ def run(
     if progress is not None:
         ctx.progress = progress
     measured = [(claim, claim.measure(ctx)) for claim in claims]
+    artifacts = {name: fn(ctx) for claim in claims for name, fn in claim.artifacts}
     flat = [m for _, ms in measured for m in ms]
     holm = stats.holm([entry_p(m) for m in flat], family_rate)
     decided = iter(zip(flat, holm.thresholds, holm.rejected))
@@ -158,4 +205,4 @@ def run(
         }
         for c in claims
     )
-    return RunResult(tuple(results), tuple(slips), tuple(interpretations), meta, claim_info)
+    return RunResult(tuple(results), tuple(slips), tuple(interpretations), meta, claim_info, artifacts)

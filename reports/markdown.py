@@ -33,7 +33,8 @@ def _features(res) -> str:
     return res.config.get("features", "—")
 
 
-def render(run: RunResult) -> str:
+def render(run: RunResult, figures: dict[str, str] | None = None) -> str:
+    """The report; ``figures`` maps claim ids to image paths relative to report.md."""
     meta = run.meta
     lines: list[str] = []
     add = lines.append
@@ -80,7 +81,7 @@ def render(run: RunResult) -> str:
     add("What the verdicts mean: " + "; ".join(f"**{k}**: {v}" for k, v in VERDICT_WORDS.items()) + ".")
     add("")
     for claim in run.claims:
-        _claim_section(add, claim, [r for r in run.results if r.id == claim["id"]])
+        _claim_section(add, claim, [r for r in run.results if r.id == claim["id"]], (figures or {}).get(claim["id"]))
     _slips_section(add, run)
     add("## Interpretations")
     add("")
@@ -92,7 +93,7 @@ def render(run: RunResult) -> str:
     return "\n".join(lines)
 
 
-def _claim_section(add, claim: dict, results) -> None:
+def _claim_section(add, claim: dict, results, figure: str | None = None) -> None:
     add(f"## `{claim['id']}`: {claim['summary']}")
     add("")
     add(f"Source: {claim['source']}. Kind: {claim['kind']}.")
@@ -118,13 +119,16 @@ def _claim_section(add, claim: dict, results) -> None:
         if res.difference:
             add(f"  {res.form} − derived $= {res.difference}$")
             add("")
+    if figure:
+        add(f"![{claim['id']}: each form's formula against the Monte Carlo mean with its 99% band]({figure})")
+        add("")
     for res in results:
         add(f"### {res.form} form, {_features(res)} features: **{res.verdict}**")
         add("")
         add(res.evidence)
         add("")
         if res.horizons:
-            hname = next(k for k in res.horizons[0] if k in ("t", "T"))
+            hname = next(iter(res.horizons[0]))  # the case column: t, T or a labelled case
             add(f"| {hname} | formula | Monte Carlo ± s.e. | z | p | min detectable |")
             add("|---|---|---|---|---|---|")
             for h in res.horizons:
@@ -133,9 +137,23 @@ def _claim_section(add, claim: dict, results) -> None:
                     f"{num(h['z'], 3)} | {pval(h['p_value'])} | {num(h['min_detectable'], 3)} |"
                 )
             add("")
-        cfg = ", ".join(f"{k}={v if not isinstance(v, float) else num(v)}" for k, v in res.config.items())
+        scalars = {k: v for k, v in res.config.items() if not _is_table(v)}
+        cfg = ", ".join(f"{k}={v if not isinstance(v, float) else num(v)}" for k, v in scalars.items())
         add(f"Configuration: {cfg}.")
         add("")
+        for key, rows in res.config.items():
+            if _is_table(rows):
+                add(f"{key}:")
+                add("")
+                add("| " + " | ".join(rows[0]) + " |")
+                add("|" + "---|" * len(rows[0]))
+                for row in rows:
+                    add("| " + " | ".join(num(v) if isinstance(v, float) else str(v) for v in row.values()) + " |")
+                add("")
+
+
+def _is_table(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
 def _slips_section(add, run: RunResult) -> None:
@@ -157,6 +175,6 @@ def _slips_section(add, run: RunResult) -> None:
         add("")
 
 
-def write(run: RunResult, path: Path) -> Path:
-    path.write_text(render(run), encoding="utf-8")
+def write(run: RunResult, path: Path, figures: dict[str, str] | None = None) -> Path:
+    path.write_text(render(run, figures), encoding="utf-8")
     return path

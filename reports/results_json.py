@@ -25,6 +25,7 @@ def as_document(run: RunResult) -> dict:
         "results": to_jsonable(list(run.results)),
         "slips": to_jsonable(list(run.slips)),
         "interpretations": to_jsonable(list(run.interpretations)),
+        "artifacts": to_jsonable(run.artifacts),
     }
 
 
@@ -55,4 +56,4 @@ def load(path: Path) -> RunResult:
         for s in doc["slips"]
     )
     interpretations = tuple(Interpretation(**i) for i in doc["interpretations"])
-    return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]))
+    return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]), doc.get("artifacts", {}))

@@ -15,22 +15,22 @@ def cli(*args, cwd=None):
 
 def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
     out = tmp_path / "rep"
-    proc = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet")
+    proc = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())
     assert {e["id"] for e in doc["results"]} == {"prop4.generalization"}
     assert (out / "report.md").read_text().startswith("# moecl-verify report")
     info = json.loads((out / "run-info.json").read_text())
     assert "wall_seconds" in info
-    strict = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--strict", "--quiet")
+    strict = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--strict", "--quiet", "--format", "json")
     assert strict.returncode == 1  # eq. (18) as printed is refuted
 
 
 def test_report_rerenders_without_recomputing(tmp_path):
     out = tmp_path / "rep"
-    assert cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet").returncode == 0
+    assert cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md").returncode == 0
     again = tmp_path / "again"
-    proc = cli("report", "--from", str(out / "results.json"), "--out", str(again))
+    proc = cli("report", "--from", str(out / "results.json"), "--out", str(again), "--format", "json,md")
     assert proc.returncode == 0, proc.stderr
     assert (again / "report.md").read_text() == (out / "report.md").read_text()
     assert (again / "results.json").read_bytes() == (out / "results.json").read_bytes()

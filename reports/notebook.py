@@ -1,0 +1,285 @@
+"""report.ipynb: the report as a notebook whose code cells rerun each claim.
+
+Built from a RunResult (and the figure files already drawn from it): an
+introduction; per claim, its statement and recorded verdicts, a code cell that
+reruns the claim through :func:`checks.api.check` with the recorded seed,
+budget and per-entry false-fail thresholds (which reproduces the recorded
+verdicts exactly), and the figure as a cell attachment; then the slip audit
+and the interpretations.  Building never simulates; *executing* the notebook
+(done by :func:`write` unless ``execute=False``) runs the code cells in a
+fresh ``python3`` kernel through nbclient, with the output directory as the
+working directory.
+
+Determinism: cell ids are fixed, floats are written with ``repr`` (so the
+thresholds round-trip exactly), and execution records no timing, so the same
+results give identical source cells, and outputs as stable as the kernel's.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from checks.model import VERDICTS, ClaimResult, RunResult
+
+KERNEL_NAME = "python3"
+TIMEOUT = 600
+
+
+class NotebookExecutionError(RuntimeError):
+    """The notebook was written, but running its code cells failed."""
+
+
+def entry_key(res: ClaimResult) -> str:
+    return f"{res.form}/{res.config.get('features', '-')}"
+
+
+def _num(x, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    return "0" if x == 0 else f"{x:.{digits}g}"
+
+
+def _p(p) -> str:
+    if p is None:
+        return "—"
+    return "< 1e-300" if p == 0 else f"{p:.2g}"
+
+
+def _cell_id(*parts: str) -> str:
+    text = "-".join(parts)
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)[:64]
+
+
+def _md(cell_id: str, text: str, **kw):
+    cell = new_markdown_cell(text, **kw)
+    cell["id"] = _cell_id(cell_id)
+    return cell
+
+
+def _intro(run: RunResult) -> str:
+    meta = run.meta
+    counts = run.counts()
+    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
+    lines = [
+        "# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*",
+        "",
+        "`moecl-verify` checks the claims of the paper symbolically (sympy: what the paper **states**, "
+        "and what actually **follows** from its own model) and numerically (a batched Monte Carlo "
+        "simulation of the paper's model), and decides a verdict for every claim in every form "
+        "(`stated`, `corrected`, `derived`) and feature model, with an explicit false-fail rate.",
+        "",
+        f"This notebook was generated from the run's results: claims {', '.join(meta.get('claims', []))}; "
+        f"budget `{meta.get('budget')}` ({meta.get('replicates')} replicates per configuration); "
+        f"seed {meta.get('seed')}; family-wise false-fail rate {meta.get('family_false_fail_rate')} "
+        f"(Holm across all entries, Bonferroni across horizons within an entry); {versions}.",
+        "",
+        "| verdict | entries |",
+        "|---|---|",
+        *(f"| {v} | {counts[v]} |" for v in VERDICTS),
+        "",
+        "Each claim's code cell reruns that claim through the public API (`checks.api.check`) with the "
+        "recorded seed, budget and per-entry false-fail thresholds, which reproduces the recorded verdicts "
+        "exactly (an entry is refuted iff its p-value is at or below its threshold). Running it needs "
+        "`moecl-verify` installed in the kernel's environment.",
+    ]
+    return "\n".join(lines)
+
+
+def _claim_markdown(claim: dict, results: list[ClaimResult]) -> str:
+    lines = [
+        f"## `{claim['id']}`: {claim.get('summary', '')}",
+        "",
+        f"Source: {claim.get('source', '—')}. Kind: {claim.get('kind', '—')}.",
+        "",
+        "As stated:",
+        "",
+        f"$$ {claim.get('statement', '')} $$",
+        "",
+    ]
+    if claim.get("preconditions"):
+        lines += ["Preconditions: " + "; ".join(claim["preconditions"]).rstrip(".") + ".", ""]
+    lines += [
+        "Recorded verdicts:",
+        "",
+        "| entry (form/features) | verdict | formula | Monte Carlo ± s.e. | p | false-fail rate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for res in results:
+        lines.append(
+            f"| {entry_key(res)} | **{res.verdict}** | {_num(res.expected)} | "
+            f"{_num(res.observed)} ± {_num(res.stderr, 2)} | {_p(res.p_value)} | {_num(res.false_fail_rate, 2)} |"
+        )
+    return "\n".join(lines)
+
+
+def _claim_code(run: RunResult, claim_id: str, results: list[ClaimResult]) -> str:
+    meta = run.meta
+    lines = [
+        "from checks.api import check",
+        "",
+        "result = check(",
+        f"    {claim_id!r},",
+        f"    budget={meta.get('budget')!r},",
+        f"    seed={meta.get('seed')!r},",
+    ]
+    if results and all(r.false_fail_rate is not None for r in results):
+        lines.append("    false_fail_rates={")
+        lines += [f"        {entry_key(r)!r}: {r.false_fail_rate!r}," for r in results]
+        lines.append("    },")
+    elif meta.get("family_false_fail_rate") is not None:
+        lines.append(f"    family_rate={meta['family_false_fail_rate']!r},")
+    lines += [")", "print(result)", "recorded = {"]
+    lines += [f"    {entry_key(r)!r}: {r.verdict!r}," for r in results]
+    lines += ["}", 'print("verdicts as recorded in results.json:", result.verdicts() == recorded)']
+    return "\n".join(lines)
+
+
+def _figure_cell(claim_id: str, figure: Path):
+    name = figure.name
+    data = base64.b64encode(Path(figure).read_bytes()).decode("ascii")
+    text = (
+        f"![{claim_id}: each form's formula against the Monte Carlo mean with its 99% band]"
+        f"(attachment:{name})"
+    )
+    return _md(f"{claim_id}-figure", text, attachments={name: {"image/png": data}})
+
+
+def _slips_markdown(run: RunResult) -> str:
+    lines = ["## Slip audit", ""]
+    if not run.slips:
+        return "\n".join(lines + ["No slip was established by this run."])
+    by_class = Counter(s.slip_class for s in run.slips)
+    lines += [
+        "Each item is a discrepancy between what the paper states and what holds, with the evidence. "
+        "By class: " + "; ".join(f"{k}: {n}" for k, n in sorted(by_class.items())) + ".",
+        "",
+    ]
+    for s in run.slips:
+        lines += [
+            f"### {s.id} ({s.slip_class})",
+            "",
+            f"- **Where**: {s.location}",
+            f"- **Stated**: {s.stated}",
+            f"- **Holds**: {s.holds}",
+            f"- **Evidence**: {s.evidence}",
+            "",
+        ]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _interpretations_markdown(run: RunResult) -> str:
+    lines = ["## Interpretations", "", "Readings chosen where the paper is garbled, ambiguous or silent.", ""]
+    for it in run.interpretations:
+        lines += [
+            f"### {it.id}",
+            "",
+            f"- **Where**: {it.location}",
+            f"- **The question**: {it.issue}",
+            f"- **Reading chosen**: {it.choice}",
+        ]
+        if it.option:
+            lines.append(f"- **Option**: {it.option}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def build(run: RunResult, figures: dict[str, Path] | None = None) -> nbformat.NotebookNode:
+    """The unexecuted notebook.  ``figures`` maps claim ids to PNG files to attach."""
+    figures = figures or {}
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    cells = [_md("intro", _intro(run))]
+    claims = list(run.claims) or [{"id": cid} for cid in dict.fromkeys(r.id for r in run.results)]
+    for claim in claims:
+        cid = claim["id"]
+        results = [r for r in run.results if r.id == cid]
+        cells.append(_md(f"{cid}-statement", _claim_markdown(claim, results)))
+        if results:
+            code = new_code_cell(_claim_code(run, cid, results))
+            code["id"] = _cell_id(f"{cid}-rerun")
+            cells.append(code)
+        if cid in figures:
+            cells.append(_figure_cell(cid, Path(figures[cid])))
+    cells.append(_md("slip-audit", _slips_markdown(run)))
+    cells.append(_md("interpretations", _interpretations_markdown(run)))
+    nb.cells = cells
+    nbformat.validate(nb)
+    return nb
+
+
+def _kernel_env() -> dict[str, str]:
+    """The environment for the kernel: this process's, plus the directory the
+    ``checks`` package was imported from when it is not an installed one (a
+    source checkout), so the kernel reruns the very code that wrote the report."""
+    import checks
+
+    env = dict(os.environ)
+    root = Path(checks.__file__).resolve().parent.parent
+    if root.name not in ("site-packages", "dist-packages"):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = TIMEOUT) -> nbformat.NotebookNode:
+    """Run every code cell in a fresh ``python3`` kernel (working directory ``cwd``)."""
+    from nbclient import NotebookClient
+
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name=KERNEL_NAME,
+        record_timing=False,
+        resources={"metadata": {"path": str(cwd)}},
+    )
+    # The kernel's own stderr (e.g. its transport warning) goes to a log, not
+    # to the user's terminal; its tail is quoted if running the cells fails.
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as log:
+        try:
+            client.execute(env=_kernel_env(), stderr=log)
+        except Exception as exc:  # noqa: BLE001 - a kernel can fail in many ways
+            log.seek(0)
+            tail = [line.strip() for line in log.read().splitlines() if line.strip()][-3:]
+            lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+            message = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
+            if tail:
+                message += " (kernel stderr: " + " | ".join(tail) + ")"
+            raise NotebookExecutionError(message) from exc
+    return nb
+
+
+def write(
+    run: RunResult,
+    path: Path,
+    figures: dict[str, Path] | None = None,
+    execute_cells: bool = True,
+    timeout: int = TIMEOUT,
+) -> Path:
+    """Write ``path`` (executed unless ``execute_cells`` is false).
+
+    If execution fails, the unexecuted notebook is written and
+    :class:`NotebookExecutionError` is raised.
+    """
+    path = Path(path)
+    nb = build(run, figures)
+    if execute_cells:
+        try:
+            execute(nb, path.parent.resolve(), timeout)
+        except NotebookExecutionError as exc:
+            nbformat.write(build(run, figures), str(path))
+            raise NotebookExecutionError(f"{path} written unexecuted; running its cells failed: {exc}") from exc
+    nbformat.write(nb, str(path))
+    return path
+
+
+def source_cells(path: Path) -> list[tuple[str, str, str]]:
+    """(id, type, source) of every cell: what must be identical for the same results."""
+    nb = nbformat.read(str(path), as_version=4)
+    return [(c.get("id", ""), c.cell_type, c.source) for c in nb.cells]
