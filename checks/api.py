@@ -19,8 +19,10 @@ from checks.registry import get
 from checks.runner import DEFAULT_FAMILY_RATE, decide, entry_p
 
 
-def entry_key(form: str, features: str) -> str:
-    return f"{form}/{features}"
+def entry_key(form: str, config: dict) -> str:
+    """How an entry is named within its claim: form/features, plus the part for symbolic entries."""
+    key = f"{form}/{config.get('features', '-')}"
+    return f"{key}/{config['part']}" if config.get("part") else key
 
 
 @dataclass(frozen=True)
@@ -34,14 +36,17 @@ class ClaimCheck:
     slips: tuple[Slip, ...]
 
     def verdicts(self) -> dict[str, str]:
-        return {entry_key(r.form, r.config.get("features", "-")): r.verdict for r in self.results}
+        return {entry_key(r.form, r.config): r.verdict for r in self.results}
 
     def __str__(self) -> str:
         lines = [f"{self.claim_id} (budget {self.budget}, seed {self.seed})"]
         for r in self.results:
+            head = f"  {entry_key(r.form, r.config):<24} {r.verdict:<13} "
+            if r.expected is None:
+                lines.append(head + "(symbolic) " + r.evidence)
+                continue
             lines.append(
-                f"  {entry_key(r.form, r.config.get('features', '-')):<24} {r.verdict:<13} "
-                f"formula {r.expected:.4g}  Monte Carlo {r.observed:.4g} ± {r.stderr:.2g}  "
+                head + f"formula {r.expected:.4g}  Monte Carlo {r.observed:.4g} ± {r.stderr:.2g}  "
                 f"p {r.p_value:.2g}  false-fail rate {r.false_fail_rate:.2g}"
             )
         return "\n".join(lines)
@@ -60,16 +65,19 @@ def check(
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     claim = get(claim_id)
-    measurements = claim.measure(Context(budget=BUDGETS[budget], seed=seed))
+    measured = claim.measure(Context(budget=BUDGETS[budget], seed=seed))
+    measurements = [m for m in measured if not isinstance(m, ClaimResult)]
     p_values = [entry_p(m) for m in measurements]
     if false_fail_rates is None:
         thresholds = list(stats.holm(p_values, family_rate).thresholds)
     else:
-        keys = [entry_key(m.form, m.config.get("features", "-")) for m in measurements]
+        keys = [entry_key(m.form, m.config) for m in measurements]
+        false_fail_rates = {k: v for k, v in false_fail_rates.items() if v is not None}
         missing = [k for k in keys if k not in false_fail_rates]
         if missing:
             raise ValueError(f"false_fail_rates lacks entries {missing}")
         thresholds = [false_fail_rates[k] for k in keys]
-    results = tuple(decide(m, th, p <= th) for m, th, p in zip(measurements, thresholds, p_values))
+    decided = iter(decide(m, th, p <= th) for m, th, p in zip(measurements, thresholds, p_values))
+    results = tuple(m if isinstance(m, ClaimResult) else next(decided) for m in measured)
     slips = tuple(claim.slips(list(results))) if claim.slips else ()
     return ClaimCheck(claim_id, budget, seed, results, slips)

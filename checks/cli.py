@@ -16,44 +16,17 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from checks.errors import UsageError
+from checks.parsing import nonneg_int
+
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("json", "md", "ipynb", "junit")
 DEFAULT_FORMATS = ",".join(FORMATS)
 
 
-class UsageError(Exception):
-    """A user's mistake: reported as one line, exit code 2."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors also exit 2, in one line
         raise UsageError(message)
-
-
-def _nonneg_int(name: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise UsageError(f"{name} must be an integer >= 0, got {text!r}") from None
-        if value < 0:
-            raise UsageError(f"{name} must be an integer >= 0, got {value}")
-        return value
-
-    return parse
-
-
-def _finite_float(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise UsageError(f"{name} must be a number, got {text!r}") from None
-        if not math.isfinite(value):
-            raise UsageError(f"{name} must be finite, got {text!r}")
-        return value
-
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="check claims and write the report")
     run.add_argument("--claims", default=None, help="comma-separated id patterns, e.g. 'prop4.*' (default: all)")
     run.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"])
-    run.add_argument("--seed", type=_nonneg_int("--seed"), default=0)
+    run.add_argument("--seed", type=nonneg_int("--seed"), default=0)
     run.add_argument("--out", default="report", help="output directory (created if missing)")
     run.add_argument(
         "--format",
@@ -87,20 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a claim's stated and derived forms")
     show.add_argument("claim_id")
 
-    sim = sub.add_parser("simulate", help="run the simulator and print mean ± s.e. of F_t and G_t per round")
-    sim.add_argument("--model", default="single", choices=["single"])
-    sim.add_argument("--features", default="definition1", choices=["definition1", "gaussian"])
-    sim.add_argument("--d", type=_nonneg_int("--d"), default=10)
-    sim.add_argument("--s", type=_nonneg_int("--s"), default=6)
-    sim.add_argument("--N", type=_nonneg_int("--N"), default=6)
-    sim.add_argument("--T", type=_nonneg_int("--T"), default=20)
-    sim.add_argument("--sigma0", type=_finite_float("--sigma0"), default=0.4)
-    sim.add_argument("--sigma0-is", default="std", choices=["std", "variance"])
-    sim.add_argument("--sigma-t", type=_finite_float("--sigma-t"), default=0.1)
-    sim.add_argument("--replicates", type=_nonneg_int("--replicates"), default=1000)
-    sim.add_argument("--seed", type=_nonneg_int("--seed"), default=0)
-    sim.add_argument("--every", type=_nonneg_int("--every"), default=1, help="print every k-th round")
-    sim.add_argument("--json", action="store_true", help="machine-readable output")
+    from checks import cli_simulate
+
+    cli_simulate.add_parser(sub)
+
+    figs = sub.add_parser("figures", help="reproduce the paper's synthetic experiments (Figures 2, 4, 5) as PNGs")
+    figs.add_argument("--out", default="figures", help="output directory (created if missing)")
+    figs.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"])
+    figs.add_argument("--seed", type=nonneg_int("--seed"), default=0)
+    figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
 
@@ -232,90 +200,37 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
-def cmd_simulate(args) -> int:
-    import numpy as np
-
-    from numeric.pool import make_pool
-    from numeric.seeding import generator_for
-    from numeric.single_expert import simulate_single_expert
-
-    if args.d < 2:
-        raise UsageError(f"--d must be an integer >= 2, got {args.d}")
-    if not 1 <= args.s < args.d:
-        raise UsageError(f"--s must satisfy 1 <= s < d = {args.d} (overparameterized), got {args.s}")
-    if args.N < 1:
-        raise UsageError(f"--N must be an integer >= 1, got {args.N}")
-    if args.T < 2:
-        raise UsageError(f"--T must be an integer >= 2 (F_t needs t >= 2), got {args.T}")
-    if args.sigma0 <= 0:
-        raise UsageError(f"--sigma0 must be > 0, got {args.sigma0}")
-    if args.sigma_t <= 0 and args.features == "definition1" and args.s > 1:
-        raise UsageError(f"--sigma-t must be > 0 for definition1 features with s >= 2, got {args.sigma_t}")
-    if args.replicates < 2:
-        raise UsageError(f"--replicates must be an integer >= 2, got {args.replicates}")
-    if args.every < 1:
-        raise UsageError(f"--every must be an integer >= 1, got {args.every}")
-    pool = make_pool(
-        generator_for(args.seed, "simulate", "pool"), N=args.N, d=args.d, sigma0=args.sigma0, sigma0_is=args.sigma0_is
-    )
+def cmd_figures(args) -> int:
+    from checks import runner
     from checks.progress import Progress
+    from reports import artifact_figures, results_json
 
-    progress = Progress()
-    run = simulate_single_expert(
-        pool,
-        R=args.replicates,
-        T=args.T,
-        s=args.s,
-        features=args.features,
-        sigma_t=args.sigma_t,
-        seed=args.seed,
-        key=("simulate", args.features),
-        progress=lambda done, total: progress("simulate", done, total),
-    )
-    progress.close()
-    rows = []
-    sqrt_r = math.sqrt(run.R)
-    for t in range(1, run.T + 1, args.every):
-        at = run.at(t)
-        row = {"t": t}
-        for name in ("forgetting", "generalization"):
-            x = at[name]
-            if np.all(np.isnan(x)):
-                row[name] = None
-                row[name + "_stderr"] = None
-            else:
-                row[name] = float(x.mean())
-                row[name + "_stderr"] = float(x.std(ddof=1) / sqrt_r)
-        rows.append(row)
-    header = {
-        "model": args.model,
-        "features": args.features,
-        "d": args.d,
-        "s": args.s,
-        "N": args.N,
-        "T": args.T,
-        "r": 1 - args.s / args.d,
-        "S": pool.S,
-        "D": pool.D,
-        "sigma0": args.sigma0,
-        "sigma0_is": args.sigma0_is,
-        "sigma_t": args.sigma_t,
-        "replicates": args.replicates,
-        "seed": args.seed,
-    }
-    if args.json:
-        print(json.dumps({"config": header, "rounds": rows}, indent=2))
-        return EXIT_OK
-    print("# " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in header.items()))
-    print(f"{'t':>6}  {'E[F_t] ± s.e.':>22}  {'E[G_t] ± s.e.':>22}")
-    for row in rows:
-        f = "—" if row["forgetting"] is None else f"{row['forgetting']:.5f} ± {row['forgetting_stderr']:.5f}"
-        g = f"{row['generalization']:.5f} ± {row['generalization_stderr']:.5f}"
-        print(f"{row['t']:>6}  {f:>22}  {g:>22}")
+    out = _writable_dir(args.out)
+    progress = Progress(enabled=not args.quiet)
+    try:
+        result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed, progress=progress)
+    finally:
+        progress.close()
+    written = artifact_figures.write(result, out)
+    written.append(results_json.write(result, out / "results.json"))
+    print("Wrote " + ", ".join(map(str, written)))
     return EXIT_OK
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "list": cmd_list, "show": cmd_show, "simulate": cmd_simulate}
+def cmd_simulate(args) -> int:
+    from checks import cli_simulate
+
+    return cli_simulate.cmd_simulate(args)
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "report": cmd_report,
+    "list": cmd_list,
+    "show": cmd_show,
+    "simulate": cmd_simulate,
+    "figures": cmd_figures,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

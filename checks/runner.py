@@ -171,12 +171,14 @@ def run(
         ctx.progress = progress
     measured = [(claim, claim.measure(ctx)) for claim in claims]
     artifacts = {name: fn(ctx) for claim in claims for name, fn in claim.artifacts}
-    flat = [m for _, ms in measured for m in ms]
+    # Symbolic results arrive decided (no sampling, no false-fail rate); only
+    # Monte Carlo measurements enter the Holm family.
+    flat = [m for _, ms in measured for m in ms if isinstance(m, Measurement)]
     holm = stats.holm([entry_p(m) for m in flat], family_rate)
     decided = iter(zip(flat, holm.thresholds, holm.rejected))
     results, slips, interpretations, seen = [], [], [], set()
     for claim, ms in measured:
-        claim_results = [decide(m, thr, rej) for m, thr, rej in (next(decided) for _ in ms)]
+        claim_results = [m if isinstance(m, ClaimResult) else decide(*next(decided)) for m in ms]
         results.extend(claim_results)
         if claim.slips is not None:
             slips.extend(claim.slips(claim_results))

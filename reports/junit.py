@@ -18,11 +18,15 @@ SUITE = "moecl-verify"
 
 
 def case_name(res: ClaimResult) -> str:
-    return f"{res.id}[{res.form}/{res.config.get('features', '-')}]"
+    from checks.api import entry_key
+
+    return f"{res.id}[{entry_key(res.form, res.config)}]"
 
 
 def _message(res: ClaimResult) -> str:
     if res.verdict == "refuted":
+        if res.false_fail_rate is None:  # symbolic: decided exactly, no sampling error
+            return "refuted symbolically (exact)"
         return f"refuted at false-fail rate {res.false_fail_rate:.2g} (p = {_p(res.p_value)})"
     if res.verdict == "inconclusive":
         return "inconclusive: no disagreement found, but the run was too small to exclude one"

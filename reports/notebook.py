@@ -37,7 +37,9 @@ class NotebookExecutionError(RuntimeError):
 
 
 def entry_key(res: ClaimResult) -> str:
-    return f"{res.form}/{res.config.get('features', '-')}"
+    from checks.api import entry_key as key
+
+    return key(res.form, res.config)
 
 
 def _num(x, digits: int = 4) -> str:

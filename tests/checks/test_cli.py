@@ -80,3 +80,33 @@ def test_simulate_json_reports_mean_and_stderr():
     assert [row["t"] for row in doc["rounds"]] == [1, 2, 3, 4]
     assert doc["rounds"][0]["forgetting"] is None
     assert doc["rounds"][1]["forgetting_stderr"] > 0
+
+
+def test_simulate_moe_json_and_plot(tmp_path):
+    png = tmp_path / "sim.png"
+    proc = cli(
+        "simulate", "--model", "moe", "--M", "4", "--N", "3", "--T", "25", "--replicates", "8",
+        "--json", "--plot", str(png),
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["config"]["M"] == 4 and doc["config"]["T1"] == 8
+    assert len(doc["summary"]["mean_load_per_expert"]) == 4
+    assert abs(sum(doc["summary"]["mean_load_per_expert"]) - 25) < 1e-9  # loads sum to T
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        (["--eta", "0"], "--eta"),
+        (["--Gamma", "-1"], "--Gamma"),
+        (["--M", "0"], "--M"),
+        (["--pool", "clustered", "--K", "9"], "--K"),
+        (["--router", "oracle", "--M", "2"], "--M"),
+    ],
+)
+def test_simulate_moe_bad_parameters(args, name):
+    proc = cli("simulate", "--model", "moe", "--N", "4", *args)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and name in proc.stderr

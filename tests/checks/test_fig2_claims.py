@@ -37,3 +37,13 @@ def test_curves_artifact_has_every_configuration(smoke):
     assert len(art["series"]) == 8
     assert art["series"][0]["forgetting"][0] is None  # F_1 undefined
     assert len(art["rounds"]) == len(art["series"][0]["generalization"])
+
+
+def test_figure2_is_drawn_from_the_artifact_reproducibly(smoke, tmp_path):
+    from reports import artifact_figures
+
+    first = artifact_figures.write(smoke, tmp_path / "a")
+    second = artifact_figures.write(smoke, tmp_path / "b")
+    assert [p.name for p in first] == ["fig_fig2_curves.png"]
+    assert first[0].read_bytes()[:4] == b"\x89PNG"
+    assert first[0].read_bytes() == second[0].read_bytes()

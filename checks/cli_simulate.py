@@ -1,0 +1,213 @@
+"""`moecl-verify simulate`: run the single-expert or the MoE simulator directly.
+
+Prints, per round, the Monte Carlo mean ± standard error of F_t and G_t over
+replicates (``--json`` for machines), and for the MoE model a summary of the
+gate (freeze rounds, loads, expert sets).  ``--plot FILE`` draws the curves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from checks.errors import UsageError
+from checks.parsing import finite_float, nonneg_int
+
+
+def add_parser(sub) -> None:
+    sim = sub.add_parser("simulate", help="run a simulator and print mean ± s.e. of F_t and G_t per round")
+    sim.add_argument("--model", default="single", choices=["single", "moe"])
+    sim.add_argument("--features", default="definition1", choices=["definition1", "gaussian"])
+    sim.add_argument("--d", type=nonneg_int("--d"), default=10)
+    sim.add_argument("--s", type=nonneg_int("--s"), default=6)
+    sim.add_argument("--N", type=nonneg_int("--N"), default=6)
+    sim.add_argument("--T", type=nonneg_int("--T"), default=20)
+    sim.add_argument("--sigma0", type=finite_float("--sigma0"), default=0.4)
+    sim.add_argument("--sigma0-is", default="std", choices=["std", "variance"])
+    sim.add_argument("--sigma-t", type=finite_float("--sigma-t"), default=0.1)
+    sim.add_argument("--beta-max", type=finite_float("--beta-max"), default=1.0)
+    sim.add_argument("--signal-scale", type=finite_float("--signal-scale"), default=1.0)
+    sim.add_argument("--replicates", type=nonneg_int("--replicates"), default=1000)
+    sim.add_argument("--seed", type=nonneg_int("--seed"), default=0)
+    sim.add_argument("--every", type=nonneg_int("--every"), default=1, help="print every k-th round")
+    sim.add_argument("--json", action="store_true", help="machine-readable output")
+    sim.add_argument("--plot", default=None, help="write a PNG of the F_t and G_t curves to this file")
+    moe = sim.add_argument_group("MoE model (--model moe; Algorithm 1)")
+    moe.add_argument("--M", type=nonneg_int("--M"), default=5)
+    moe.add_argument("--eta", type=finite_float("--eta"), default=0.5)
+    moe.add_argument("--alpha", type=finite_float("--alpha"), default=0.5)
+    moe.add_argument("--lam", type=finite_float("--lam"), default=0.3, help="routing noise level lambda")
+    moe.add_argument("--Gamma", type=finite_float("--Gamma"), default=0.4**1.25, help="termination threshold")
+    moe.add_argument("--no-termination", action="store_true", help="keep training the gate forever")
+    moe.add_argument("--T1", type=nonneg_int("--T1"), default=None, help="exploration rounds (default ceil(M/eta))")
+    moe.add_argument("--marks", default="sticky", choices=["sticky", "per-round"])
+    moe.add_argument("--flag-timing", default="before_update", choices=["before_update", "after_update"])
+    moe.add_argument("--aux-factor", default="1/t", choices=["1/t", "t"], help="'t' reproduces Lemma 4's printed factor")
+    moe.add_argument("--router", default="learned", choices=["learned", "oracle"])
+    moe.add_argument("--pool", default="iid", choices=["iid", "clustered"])
+    moe.add_argument("--K", type=nonneg_int("--K"), default=3, help="clusters for --pool clustered")
+
+
+def _validate(args) -> None:
+    if args.d < 2:
+        raise UsageError(f"--d must be an integer >= 2, got {args.d}")
+    if not 1 <= args.s < args.d:
+        raise UsageError(f"--s must satisfy 1 <= s < d = {args.d} (overparameterized), got {args.s}")
+    if args.N < 1:
+        raise UsageError(f"--N must be an integer >= 1, got {args.N}")
+    if args.T < 2:
+        raise UsageError(f"--T must be an integer >= 2 (F_t needs t >= 2), got {args.T}")
+    if args.sigma0 <= 0:
+        raise UsageError(f"--sigma0 must be > 0, got {args.sigma0}")
+    if args.sigma_t < 0 or (args.sigma_t == 0 and args.features == "definition1" and args.s > 1):
+        raise UsageError(f"--sigma-t must be > 0 for definition1 features with s >= 2, got {args.sigma_t}")
+    if args.beta_max <= 0:
+        raise UsageError(f"--beta-max must be > 0, got {args.beta_max}")
+    if args.signal_scale <= 0:
+        raise UsageError(f"--signal-scale must be > 0, got {args.signal_scale}")
+    if args.replicates < 2:
+        raise UsageError(f"--replicates must be an integer >= 2, got {args.replicates}")
+    if args.every < 1:
+        raise UsageError(f"--every must be an integer >= 1, got {args.every}")
+    if args.model == "moe":
+        if args.M < 1:
+            raise UsageError(f"--M must be an integer >= 1, got {args.M}")
+        if args.eta <= 0:
+            raise UsageError(f"--eta must be > 0, got {args.eta}")
+        for name in ("alpha", "lam", "Gamma"):
+            if getattr(args, name) < 0:
+                raise UsageError(f"--{name} must be >= 0, got {getattr(args, name)}")
+        if args.pool == "clustered" and not 1 <= args.K <= args.N:
+            raise UsageError(f"--K must be in [1, N = {args.N}], got {args.K}")
+
+
+def _rows(run, every: int) -> list[dict]:
+    rows = []
+    sqrt_r = math.sqrt(run.R)
+    for t in range(1, run.T + 1, every):
+        row = {"t": t}
+        for name in ("forgetting", "generalization"):
+            x = getattr(run, name)[:, t - 1]
+            if np.all(np.isnan(x)):
+                row[name] = row[name + "_stderr"] = None
+            else:
+                row[name] = float(x.mean())
+                row[name + "_stderr"] = float(x.std(ddof=1) / sqrt_r)
+        rows.append(row)
+    return rows
+
+
+def cmd_simulate(args) -> int:
+    from checks.progress import Progress
+    from numeric.pool import make_clustered_pool, make_pool
+    from numeric.seeding import generator_for
+
+    _validate(args)
+    rng = generator_for(args.seed, "simulate", "pool")
+    if args.model == "moe" and args.pool == "clustered":
+        pool = make_clustered_pool(
+            rng, N=args.N, K=args.K, d=args.d, sigma0=args.sigma0, sigma0_is=args.sigma0_is, signal_scale=args.signal_scale
+        )
+    else:
+        pool = make_pool(rng, N=args.N, d=args.d, sigma0=args.sigma0, sigma0_is=args.sigma0_is, signal_scale=args.signal_scale)
+    progress = Progress()
+    common = dict(
+        R=args.replicates,
+        T=args.T,
+        s=args.s,
+        features=args.features,
+        sigma_t=args.sigma_t,
+        beta_max=args.beta_max,
+        seed=args.seed,
+        progress=lambda done, total: progress("simulate", done, total),
+    )
+    header = {
+        "model": args.model,
+        "features": args.features,
+        "d": args.d,
+        "s": args.s,
+        "N": args.N,
+        "T": args.T,
+        "r": 1 - args.s / args.d,
+        "S": pool.S,
+        "D": pool.D,
+        "sigma0": args.sigma0,
+        "sigma0_is": args.sigma0_is,
+        "sigma_t": args.sigma_t,
+        "signal_scale": args.signal_scale,
+        "replicates": args.replicates,
+        "seed": args.seed,
+    }
+    summary = {}
+    try:
+        if args.model == "single":
+            from numeric.single_expert import simulate_single_expert
+
+            run = simulate_single_expert(pool, key=("simulate", args.features), **common)
+        else:
+            run, summary = _simulate_moe(args, pool, common, header)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        progress.close()
+    rows = _rows(run, args.every)
+    if args.plot:
+        from reports.simulation_plot import write as write_plot
+
+        write_plot(rows, args.plot, title=", ".join(f"{k}={v}" for k, v in header.items() if k in ("model", "features", "N", "T", "M")))
+    if args.json:
+        print(json.dumps({"config": header, "summary": summary, "rounds": rows}, indent=2))
+        return 0
+    print("# " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in header.items()))
+    for key, value in summary.items():
+        print(f"# {key}: {value}")
+    print(f"{'t':>6}  {'E[F_t] ± s.e.':>22}  {'E[G_t] ± s.e.':>22}")
+    for row in rows:
+        f = "—" if row["forgetting"] is None else f"{row['forgetting']:.5f} ± {row['forgetting_stderr']:.5f}"
+        g = f"{row['generalization']:.5f} ± {row['generalization_stderr']:.5f}"
+        print(f"{row['t']:>6}  {f:>22}  {g:>22}")
+    return 0
+
+
+def _simulate_moe(args, pool, common, header):
+    from numeric.moe import MoEConfig, simulate_moe
+
+    oracle = None
+    if args.router == "oracle":
+        # Each task (or cluster) to the experts congruent to it: a fixed, balanced reference routing.
+        groups = args.K if args.pool == "clustered" else args.N
+        if args.M < groups:
+            raise UsageError(f"--router oracle needs --M >= {groups} (one expert per task or cluster), got {args.M}")
+        oracle = tuple(
+            tuple(m for m in range(args.M) if m % groups == (n % groups)) for n in range(args.N)
+        )
+    cfg = MoEConfig(
+        M=args.M,
+        eta=args.eta,
+        alpha=args.alpha,
+        lam=args.lam,
+        Gamma=args.Gamma,
+        termination=not args.no_termination,
+        T1=args.T1,
+        sticky_marks=args.marks == "sticky",
+        flag_timing=args.flag_timing,
+        aux_factor=args.aux_factor,
+        router=args.router,
+        oracle_sets=oracle,
+    )
+    header.update(
+        M=args.M, eta=args.eta, alpha=args.alpha, lam=args.lam, Gamma=args.Gamma, termination=not args.no_termination,
+        T1=cfg.exploration_rounds, marks=args.marks, flag_timing=args.flag_timing, aux_factor=args.aux_factor,
+        router=args.router, pool=args.pool,
+    )
+    run = simulate_moe(pool, cfg, key=("simulate", "moe"), **common)
+    frozen = run.freeze_round > 0
+    summary = {
+        "frozen_fraction": float(frozen.mean()),
+        "median_freeze_round": float(np.median(run.freeze_round[frozen])) if frozen.any() else None,
+        "mean_load_per_expert": [float(x) for x in run.loads.mean(axis=0)],
+        "expert_sets_replicate_0": [int(x) + 1 for x in run.expert_sets[0]],
+    }
+    return run, summary

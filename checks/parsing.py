@@ -1,0 +1,33 @@
+"""argparse types that name the parameter and its allowed range in their error."""
+
+from __future__ import annotations
+
+import math
+
+from checks.errors import UsageError
+
+
+def nonneg_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"{name} must be an integer >= 0, got {text!r}") from None
+        if value < 0:
+            raise UsageError(f"{name} must be an integer >= 0, got {value}")
+        return value
+
+    return parse
+
+
+def finite_float(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"{name} must be a number, got {text!r}") from None
+        if not math.isfinite(value):
+            raise UsageError(f"{name} must be finite, got {text!r}")
+        return value
+
+    return parse
