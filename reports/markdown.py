@@ -30,7 +30,23 @@ def pval(p) -> str:
 
 
 def _features(res) -> str:
-    return res.config.get("features", "—")
+    part = res.config.get("part")
+    return part if part else res.config.get("features", "—")
+
+
+def _target(res) -> str:
+    if res.kind == "qualitative":
+        return "Δ > 0"
+    if res.kind == "symbolic identity":
+        return "exact (sympy)"
+    return num(res.expected)
+
+
+def _observed(res) -> str:
+    if res.observed is None:
+        return "—"
+    prefix = "Δ = " if res.kind == "qualitative" else ""
+    return f"{prefix}{num(res.observed)} ± {num(res.stderr, 2)}"
 
 
 def render(run: RunResult, figures: dict[str, str] | None = None) -> str:
@@ -57,9 +73,11 @@ def render(run: RunResult, figures: dict[str, str] | None = None) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
     add(
         f"Run: claims {', '.join(meta.get('claims', []))}; budget `{meta.get('budget')}` "
-        f"({meta.get('replicates')} replicates per configuration); seed {meta.get('seed')}; "
-        f"family-wise false-fail rate {meta.get('family_false_fail_rate')} (Holm across all entries, "
-        f"Bonferroni across horizons within an entry); power for `min detectable` {meta.get('power')}; {versions}."
+        f"({meta.get('replicates')} replicates per configuration for the closed-form checks; each entry's "
+        f"configuration states its own); seed {meta.get('seed')}; "
+        f"family-wise false-fail rate {meta.get('family_false_fail_rate')} for the Monte Carlo entries (Holm across "
+        f"entries, Bonferroni across horizons or cases within an entry; symbolic entries are exact); power for "
+        f"`min detectable` {meta.get('power')}; {versions}."
     )
     add("")
     add("Interpretations chosen for ambiguous points (details at the end):")
@@ -69,14 +87,19 @@ def render(run: RunResult, figures: dict[str, str] | None = None) -> str:
     add("")
     add("## Verdicts")
     add("")
-    add("| claim | form | features | verdict | formula | Monte Carlo ± s.e. | p | false-fail rate | min detectable |")
+    add("| claim | form | features / part | verdict | formula or criterion | Monte Carlo ± s.e. | p | false-fail rate | min detectable |")
     add("|---|---|---|---|---|---|---|---|---|")
     for res in run.results:
         add(
-            f"| `{res.id}` | {res.form} | {_features(res)} | **{res.verdict}** | {num(res.expected)} | "
-            f"{num(res.observed)} ± {num(res.stderr, 2)} | {pval(res.p_value)} | {num(res.false_fail_rate, 2)} | "
+            f"| `{res.id}` | {res.form} | {_features(res)} | **{res.verdict}** | {_target(res)} | "
+            f"{_observed(res)} | {pval(res.p_value)} | {num(res.false_fail_rate, 2)} | "
             f"{num(res.min_detectable, 3)} |"
         )
+    add("")
+    add(
+        "For a qualitative (figure) claim the Monte Carlo column is the margin Delta of its least favourable case "
+        "(the claim asks Delta > 0 in every case); for a symbolic entry the decision is exact."
+    )
     add("")
     add("What the verdicts mean: " + "; ".join(f"**{k}**: {v}" for k, v in VERDICT_WORDS.items()) + ".")
     add("")
