@@ -18,7 +18,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from checks.context import Context
     from checks.model import ClaimResult, Interpretation, Measurement, Slip
 
-CLAIM_MODULES = ("checks.claims.prop4", "checks.claims.lemma4", "checks.claims.fig2", "checks.claims.fig45")
+CLAIM_MODULES = (
+    "checks.claims.prop4",
+    "checks.claims.lemma4",
+    "checks.claims.fig2",
+    "checks.claims.fig45",
+    "checks.claims.audit",
+)
 
 KINDS = (
     "symbolic identity",
@@ -27,6 +33,7 @@ KINDS = (
     "scaling",
     "probability",
     "qualitative",
+    "precondition audit",
 )
 
 

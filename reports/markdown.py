@@ -39,6 +39,8 @@ def _target(res) -> str:
         return "Δ > 0"
     if res.kind == "symbolic identity":
         return "exact (sympy)"
+    if res.kind == "precondition audit":
+        return "exact (arithmetic)"
     return num(res.expected)
 
 

@@ -225,7 +225,8 @@ TEXT_SLIPS = (
         "later orders (sigma_0^1.25, sigma_0^1.5, ...) compare it with gate outputs linearly. Read as a variance, "
         "entry gaps would be O(sigma_0^0.5), contradicting that assumption",
         evidence="text of Section 3.2 against its own O(sigma_0) gap assumption; the tool takes sigma_0 as a "
-        "standard deviation by default (option sigma0_is=variance for the other reading)",
+        "standard deviation by default (option sigma0_is=variance for the other reading). The reading in the brief "
+        "lists this slip (i): confirmed",
     ),
     Slip(
         id="notation.sum_n_eq_nprime",
