@@ -54,6 +54,19 @@ class ClaimCheck:
     __repr__ = __str__
 
 
+_CONTEXTS: dict[tuple[str, int], Context] = {}
+
+
+def _context(budget: str, seed: int) -> Context:
+    """One context per (budget, seed) in a process, so claims that share an experiment
+    (the Figure 2 claims) simulate it once per notebook kernel, as in a run.  The
+    shared simulations are deterministic functions of (budget, seed)."""
+    key = (budget, seed)
+    if key not in _CONTEXTS:
+        _CONTEXTS[key] = Context(budget=BUDGETS[budget], seed=seed)
+    return _CONTEXTS[key]
+
+
 def check(
     claim_id: str,
     *,
@@ -65,7 +78,7 @@ def check(
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     claim = get(claim_id)
-    measured = claim.measure(Context(budget=BUDGETS[budget], seed=seed))
+    measured = claim.measure(_context(budget, seed))
     measurements = [m for m in measured if not isinstance(m, ClaimResult)]
     p_values = [entry_p(m) for m in measurements]
     if false_fail_rates is None:
