@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CLAIM_MODULES = (
     "checks.claims.prop4",
+    "checks.claims.lemma3",
     "checks.claims.lemma4",
     "checks.claims.fig2",
     "checks.claims.fig45",

@@ -11,7 +11,8 @@ the other s - 1 columns are i.i.d. ``N(0, sigma_t^2 I_d)``.
 
 Draw order (fixed, so a Generator state determines the draws)
 --------------------------------------------------------------
-1. ``tasks = rng.integers(0, N, size=(R, T))``  (uniform over [N]).
+1. ``tasks = rng.integers(0, N, size=(R, T))``  (uniform over [N]), unless a
+   task sequence is prescribed (``tasks=``), in which case nothing is drawn.
 2. features:
    * gaussian:    ``rng.standard_normal((R, T, d, s))``;
    * definition1: ``rng.standard_normal((R, T, d, s))`` (scaled by sigma_t;
@@ -82,6 +83,7 @@ def draw_single_expert(
     features: str = "gaussian",
     sigma_t: float = 0.1,
     beta_max: float = 1.0,
+    tasks: np.ndarray | None = None,
 ) -> SingleExpertDraws:
     """Draw R independent replicates of T rounds (order: see module docstring).
 
@@ -103,7 +105,14 @@ def draw_single_expert(
     if not (math.isfinite(beta_max) and beta_max > 0):
         raise ValueError(f"beta_max must be finite and > 0, got {beta_max!r}")
 
-    tasks = rng.integers(0, pool.N, size=(R, T), dtype=np.int64)
+    if tasks is None:
+        tasks = rng.integers(0, pool.N, size=(R, T), dtype=np.int64)
+    else:
+        # A prescribed task sequence (for experiments on a given schedule); the
+        # features are drawn as usual, and no task draw is consumed.
+        tasks = np.broadcast_to(np.asarray(tasks, dtype=np.int64), (R, T)).copy()
+        if tasks.min() < 0 or tasks.max() >= pool.N:
+            raise ValueError(f"tasks must index the pool, i.e. lie in [0, {pool.N - 1}]")
     X = rng.standard_normal((R, T, pool.d, s))
     if features == "definition1":
         X *= sigma_t
