@@ -1,0 +1,50 @@
+"""Theorem 1 (Section 5.1, M > N) as stated: the bounds eq. (19) and (20).
+
+With L_t^(m) = t f_t^(m) the number of tasks routed to expert m up to round t,
+and S, D as in :mod:`theory.prop4`:
+
+eq. (19), t in {2, ..., T1}:
+    E[F_t] < 1/(t-1) sum_{tau<t} ( (r^{L_t^(m_tau)} - r^{L_tau^(m_tau)}) S
+                                   + (r^{L_tau^(m_tau)} - r^{L_t^(m_tau)}) D )
+eq. (20):
+    E[G_T] < 1/T sum_{tau<=T} ( r^{L_{T1}^(m_tau)} S + (1 - r^{L_{T1}^(m_tau)}) D )
+
+The paper adds: "if M = 1 in Theorem 1, L_t^(m_tau) becomes t, so eq. (19)
+and eq. (20) specialize to eq. (17) and eq. (18)".  The summands below are
+functions of the counts (symbols ``L_t``, ``L_tau``, ``L_T1``), so the
+specialization is a substitution that sympy can decide.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from theory.symbols import D, S, T, r, t, tau
+
+L_t, L_tau, L_T1 = sp.symbols("L_t L_tau L_T1", integer=True, positive=True)
+T1 = sp.Symbol("T_1", integer=True, positive=True)
+
+
+def eq19_summand() -> sp.Expr:
+    """The tau-th summand of eq. (19)'s right-hand side, as printed."""
+    return (r**L_t - r**L_tau) * S + (r**L_tau - r**L_t) * D
+
+
+def eq20_summand() -> sp.Expr:
+    """The tau-th summand of eq. (20)'s right-hand side, as printed."""
+    return r**L_T1 * S + (1 - r**L_T1) * D
+
+
+def eq19_at_one_expert() -> sp.Expr:
+    """M = 1: every task goes to the one expert, so L_t = t and L_tau = tau."""
+    return eq19_summand().subs({L_t: t, L_tau: tau})
+
+
+def eq20_at_one_expert() -> sp.Expr:
+    """M = 1: L_{T1} = T1 (T1 = ceil(1/eta) exploration rounds), the same for every tau."""
+    return eq20_summand().subs({L_T1: T1})
+
+
+def eq18_summand() -> sp.Expr:
+    """Eq. (18) written as the average over tau of a constant summand."""
+    return r**T * S + (1 - r**T) * D
