@@ -55,6 +55,10 @@ class Measurement:
     #   Delta is significantly positive, inconclusive otherwise.
     rule: str = "identity"
     horizon_name: str = ""
+    # Set when the derivation is known not to apply exactly (e.g. routing that
+    # depends on the features): agreement within resolution is then reported
+    # as inconclusive, with this reason, never as confirmed.
+    not_exact_reason: str = ""
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:

@@ -63,6 +63,11 @@ def decide(m: Measurement, threshold: float, rejected: bool) -> ClaimResult:
     if rejected:
         verdict = "refuted"
         judgement = f"refuted at false-fail rate {threshold:.2g}"
+    elif m.not_exact_reason:
+        verdict = "inconclusive"
+        judgement = (
+            f"not rejected (the run detects discrepancies >= {worst_mde:.3g}), but not confirmed: {m.not_exact_reason}"
+        )
     elif worst_mde <= target:
         verdict = "confirmed"
         judgement = (
