@@ -1,0 +1,198 @@
+"""Theorem 1 (Section 5.1, M > N): forgetting and generalization bounds, checked in expectation.
+
+Statement.  If M = Omega(N ln N):
+  (19) for t in {2..T1}: E[F_t] < 1/(t-1) sum_{tau<t} ((r^{L_t} - r^{L_tau}) S + (r^{L_tau} - r^{L_t}) D),
+       with L_t = L_t^(m_tau), L_tau = L_tau^(m_tau) the routing counts of the expert that took round tau;
+  for t in {T1+1..T}: E[F_t] = (T1 - 1)/(t - 1) E[F_{T1}];
+  (20) E[G_T] < 1/T sum_{tau<=T} (r^{L_T1^(m_tau)} S + (1 - r^{L_T1^(m_tau)}) D).
+
+Reading.  The right-hand sides depend on the random routing counts.  Checked
+here "in expectation over the whole run": per replicate, the right-hand side at
+that replicate's realized counts, paired with the realized F_t or G_T, and the
+criterion Delta = E[RHS - X] > 0 (rule ``positive``: refuted when Delta is
+significantly negative).  The late-phase identity is a paired two-sided test
+of E[F_t - (T1 - 1)/(t - 1) F_{T1}] = 0.
+
+Configuration: N = 3 tasks, M = 10 experts (N ln N = 3.3, so M = Omega(N ln N)
+with constant 3), sigma0 = 0.4, eta = alpha = 0.5, lambda = 0.3, Gamma =
+sigma0^1.25, v_n = 2.5 w_n (= w_n / sigma0, so that ||v_n||_inf = O(1)), T1 = 20,
+T = 200; both feature models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from checks import stats
+from checks.context import Context
+from checks.model import HorizonTest, Measurement, Slip
+from checks.registry import Claim, register
+from numeric.moe import MoEConfig, simulate_moe
+from numeric.pool import make_pool
+from numeric.seeding import generator_for
+
+SIGMA0 = 0.4
+CONFIG = dict(N=3, M=10, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5, lam=0.3,
+              Gamma=SIGMA0**1.25)
+EARLY = (2, 5, 10, 20)
+LATE = (40, 100, 200)
+SOURCE = "Section 5.1, Theorem 1, eq. (19)-(20); proof Appendix I.2"
+REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
+
+
+def _run(ctx: Context, features: str):
+    def compute():
+        pool = make_pool(generator_for(ctx.seed, "thm1", "pool"), N=CONFIG["N"], d=CONFIG["d"], sigma0=SIGMA0,
+                         signal_scale=CONFIG["signal_scale"])
+        cfg = MoEConfig(M=CONFIG["M"], eta=CONFIG["eta"], alpha=CONFIG["alpha"], lam=CONFIG["lam"], Gamma=CONFIG["Gamma"])
+        run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=CONFIG["T"], s=CONFIG["s"], features=features,
+                           sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("thm1", features), chunk_size=1000,
+                           progress=lambda done, total: ctx.progress(f"thm1 {features}", done, total))
+        return pool, cfg, run
+
+    return ctx.shared(("thm1", features, ctx.seed, ctx.budget.name), compute)
+
+
+def cumulative_counts(chosen: np.ndarray, M: int) -> np.ndarray:
+    """L[r, j, m]: tasks routed to expert m in rounds 1..j+1 (inclusive)."""
+    onehot = np.zeros(chosen.shape + (M,))
+    np.put_along_axis(onehot, chosen[..., None], 1.0, axis=-1)
+    return np.cumsum(onehot, axis=1)
+
+
+def eq19_rhs(chosen: np.ndarray, M: int, t: int, r: float, S: float, D: float) -> np.ndarray:
+    """Eq. (19)'s right-hand side at each replicate's realized counts."""
+    L = cumulative_counts(chosen[:, :t], M)
+    rows = np.arange(chosen.shape[0])[:, None]
+    taus = np.arange(t - 1)[None, :]
+    m_tau = chosen[:, : t - 1]
+    L_t = L[rows, t - 1, m_tau]
+    L_tau = L[rows, taus, m_tau]
+    return ((r**L_t - r**L_tau) * S + (r**L_tau - r**L_t) * D).mean(axis=1)
+
+
+def eq20_rhs(chosen: np.ndarray, M: int, T1: int, r: float, S: float, D: float) -> np.ndarray:
+    """Eq. (20)'s right-hand side at each replicate's realized counts."""
+    L_T1 = cumulative_counts(chosen[:, :T1], M)[:, -1]  # (R, M)
+    L = np.take_along_axis(L_T1, chosen, axis=1)  # (R, T): L_T1 of the expert of each round
+    return (r**L * S + (1 - r**L) * D).mean(axis=1)
+
+
+def _config(ctx, pool, cfg, features, horizons) -> dict:
+    return {"features": features, **CONFIG, "T1": cfg.exploration_rounds, "t": list(horizons),
+            "r": 1 - CONFIG["s"] / CONFIG["d"], "S": pool.S, "D": pool.D,
+            "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed}
+
+
+def _paired(label, x: np.ndarray) -> HorizonTest:
+    return HorizonTest(label, stats.mean_test(x, 0.0))
+
+
+def measure_early(ctx: Context) -> list[Measurement]:
+    out = []
+    r = 1 - CONFIG["s"] / CONFIG["d"]
+    for features in ("gaussian", "definition1"):
+        pool, cfg, run = _run(ctx, features)
+        tests = tuple(
+            _paired(f"t={t}", eq19_rhs(run.chosen, CONFIG["M"], t, r, pool.S, pool.D) - run.forgetting[:, t - 1])
+            for t in EARLY
+        )
+        out.append(Measurement(claim_id="thm1.forgetting_early", source=SOURCE, kind="bound", form="stated",
+                               config=_config(ctx, pool, cfg, features, EARLY), tests=tests, scale=pool.S + pool.D,
+                               formula="E[F_t] < E[eq. (19) RHS at the realized counts]: Delta = E[RHS - F_t] > 0",
+                               rule="positive", horizon_name="case"))
+    return out
+
+
+def measure_late(ctx: Context) -> list[Measurement]:
+    out = []
+    for features in ("gaussian", "definition1"):
+        pool, cfg, run = _run(ctx, features)
+        T1 = cfg.exploration_rounds
+        tests = tuple(
+            _paired(t, run.forgetting[:, t - 1] - (T1 - 1) / (t - 1) * run.forgetting[:, T1 - 1]) for t in LATE
+        )
+        out.append(Measurement(claim_id="thm1.forgetting_late", source=SOURCE, kind="expected-value identity",
+                               form="stated", config=_config(ctx, pool, cfg, features, LATE), tests=tests,
+                               scale=pool.S + pool.D,
+                               formula=r"\mathbb{E}[F_t - \tfrac{T_1-1}{t-1}F_{T_1}] = 0", horizon_name="t"))
+    return out
+
+
+def measure_generalization(ctx: Context) -> list[Measurement]:
+    out = []
+    r = 1 - CONFIG["s"] / CONFIG["d"]
+    for features in ("gaussian", "definition1"):
+        pool, cfg, run = _run(ctx, features)
+        T1 = cfg.exploration_rounds
+        x = eq20_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D) - run.generalization[:, -1]
+        out.append(Measurement(claim_id="thm1.generalization", source=SOURCE, kind="bound", form="stated",
+                               config=_config(ctx, pool, cfg, features, (CONFIG["T"],)),
+                               tests=(_paired(f"T={CONFIG['T']}", x),), scale=pool.S + pool.D,
+                               formula="E[G_T] < E[eq. (20) RHS at the realized counts]: Delta = E[RHS - G_T] > 0",
+                               rule="positive", horizon_name="case"))
+    return out
+
+
+def early_slips(results) -> list[Slip]:
+    refuted = [r for r in results if r.verdict == "refuted"]
+    if len(refuted) != len(results) or not results:
+        return []
+    return [
+        Slip(
+            id="thm1.eq19.bound_fails",
+            location="Section 5.1, Theorem 1, eq. (19); proof Appendix I.2",
+            slip_class="false statement",
+            stated="E[F_t] < eq. (19)'s right-hand side for t <= T1 when M = Omega(N ln N)",
+            holds="the realized forgetting exceeds the right-hand side at the realized counts by a wide margin under "
+            "both feature models; as in Proposition 4 the proof treats the same-task term "
+            "E||w_{n_i} - w_{n_i}||^2 as D (and at t = 2 with different experts both sides are 0, so the strict "
+            "inequality fails outright)",
+            evidence=" | ".join(r.evidence for r in refuted),
+        )
+    ]
+
+
+def late_slips(results) -> list[Slip]:
+    refuted = [r for r in results if r.verdict == "refuted"]
+    if not refuted:
+        return []
+    return [
+        Slip(
+            id="thm1.late_forgetting_identity",
+            location="Section 5.1, Theorem 1 (t > T1); Lemma 16's first statement",
+            slip_class="false statement",
+            stated="E[F_t] = (T1 - 1)/(t - 1) E[F_{T1}] for t > T1",
+            holds="experts keep moving after T1 whenever they are routed a task (Lemma 3 is false), so forgetting "
+            "keeps accruing; at sigma0 = 0.4 with M = 10 > N ln N the identity is far off. The statement has no "
+            "sigma0 -> 0 qualifier, but its proof uses Proposition 1's asymptotic event",
+            evidence=" | ".join(r.evidence for r in refuted),
+        )
+    ]
+
+
+for claim_id, fn, summary, statement in (
+    ("thm1.forgetting_early", measure_early, "Forgetting bound during exploration (t <= T1).",
+     r"\mathbb{E}[F_t] < \frac{1}{t-1}\sum_{\tau=1}^{t-1}\Big(\frac{r^{L^{(m_\tau)}_t}-r^{L^{(m_\tau)}_\tau}}{N}\sum_n\|w_n\|^2+\frac{r^{L^{(m_\tau)}_\tau}-r^{L^{(m_\tau)}_t}}{N^2}\sum_{n\neq n'}\|w_{n'}-w_n\|^2\Big)"),
+    ("thm1.forgetting_late", measure_late, "After exploration, forgetting decays as (T1 - 1)/(t - 1).",
+     r"\mathbb{E}[F_t] = \frac{T_1-1}{t-1}\mathbb{E}[F_{T_1}],\ t > T_1"),
+    ("thm1.generalization", measure_generalization, "Generalization bound with counts frozen at T1.",
+     r"\mathbb{E}[G_T] < \frac{1}{T}\sum_{\tau=1}^{T}\Big(\frac{r^{L^{(m_\tau)}_{T_1}}}{N}\sum_n\|w_n\|^2+\frac{1-r^{L^{(m_\tau)}_{T_1}}}{N^2}\sum_{n\neq n'}\|w_{n'}-w_n\|^2\Big)"),
+):
+    register(
+        Claim(
+            id=claim_id,
+            source=SOURCE,
+            kind="bound" if "<" in statement else "expected-value identity",
+            statement=statement,
+            preconditions=("M > N", "M = Omega(N ln N)", "Algorithm 1"),
+            measure=fn,
+            slips={"thm1.forgetting_early": early_slips, "thm1.forgetting_late": late_slips}.get(claim_id),
+            summary=summary,
+            notes="Checked in expectation over the whole run: per replicate the right-hand side at its realized "
+            "routing counts, paired with its realized error (N = 3, M = 10, T1 = 20, T = 200, sigma0 = 0.4). The "
+            "statement has no sigma0 -> 0 qualifier, but its proof relies on Propositions 1-2, which hold with "
+            "probability 1 - o(1) as sigma0 -> 0; a verdict here is at sigma0 = 0.4. The conditional reading (given "
+            "the routing) is not checked yet.",
+        )
+    )
