@@ -44,7 +44,20 @@ def plottable(run: RunResult) -> list[str]:
             for h in res.horizons
         ):
             seen.append(res.id)
-    return seen
+    return [cid for cid in seen if _curve_like(run, cid)]
+
+
+def _curve_like(run: RunResult, claim_id: str) -> bool:
+    """A formula-against-horizon picture makes sense only for closed forms over several horizons:
+    not for paired differences (formula identically 0) nor for entries that one panel cannot tell
+    apart (two entries with the same form and features)."""
+    entries = [r for r in run.results if r.id == claim_id and r.horizons]
+    keys = [(r.form, r.config.get("features", "-")) for r in entries]
+    return (
+        len(set(keys)) == len(keys)
+        and all(len(r.horizons) >= 2 for r in entries)
+        and any(h["expected"] != 0 for r in entries for h in r.horizons)
+    )
 
 
 def _quantity_label(claim: dict | None) -> str:
