@@ -185,3 +185,33 @@ __all__ = [
     "asdict",
     "to_jsonable",
 ]
+
+
+def exact_result(
+    claim_id: str,
+    source: str,
+    kind: str,
+    part: str,
+    verdict: str,
+    evidence: str,
+    formula: str,
+    **config,
+) -> ClaimResult:
+    """An entry decided exactly (sympy, arithmetic) or by a stated reason: no sampling,
+    so no expected/observed numbers and no false-fail rate; ``part`` names it within its claim."""
+    return ClaimResult(
+        id=claim_id,
+        source=source,
+        kind=kind,
+        form="stated",
+        verdict=verdict,
+        expected=None,
+        observed=None,
+        stderr=None,
+        p_value=None,
+        false_fail_rate=None,
+        min_detectable=None,
+        config={"features": "-", "part": part, **config},
+        evidence=evidence,
+        formula=formula,
+    )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from checks.context import Context
-from checks.model import ClaimResult, Slip
+from checks.model import ClaimResult, Slip, exact_result
 from checks.registry import Claim, register
 
 SOURCE = "Section 6; Appendix A.2-A.4; Theorems 1-2, Algorithm 1"
@@ -33,22 +33,7 @@ EXPERIMENTS = (
 
 
 def _entry(part: str, verdict: str, evidence: str, statement: str) -> ClaimResult:
-    return ClaimResult(
-        id="audit.preconditions",
-        source=SOURCE,
-        kind="precondition audit",
-        form="stated",
-        verdict=verdict,
-        expected=None,
-        observed=None,
-        stderr=None,
-        p_value=None,
-        false_fail_rate=None,
-        min_detectable=None,
-        config={"features": "-", "part": part},
-        evidence=evidence,
-        formula=statement,
-    )
+    return exact_result("audit.preconditions", SOURCE, "precondition audit", part, verdict, evidence, statement)
 
 
 def measure(ctx: Context) -> list[ClaimResult]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from checks import stats
 from checks.context import Context
-from checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from checks.model import ClaimResult, HorizonTest, Measurement, Slip, exact_result
 from checks.registry import Claim, register
 from numeric.conditional_oracle import conditional_errors
 from numeric.moe import MoEConfig, simulate_moe
@@ -100,27 +100,21 @@ def measure(ctx: Context) -> list:
                 changed = (run.chosen[:, T1:] >= 0).any(axis=1)  # every routed round moves its expert (Lemma 3)
                 moved.append((features, T1, float(changed.mean())))
     out.append(
-        ClaimResult(
-            id="lemma16",
-            source=SOURCE + ", first statement (t > T1)",
-            kind="probability",
-            form="stated",
-            verdict="inconclusive",
-            expected=None,
-            observed=None,
-            stderr=None,
-            p_value=None,
-            false_fail_rate=None,
-            min_detectable=None,
-            config={"features": "-", "part": "frozen after T1", "moved_after_T1": [list(m) for m in moved]},
-            evidence="; ".join(
+        exact_result(
+            "lemma16",
+            SOURCE + ", first statement (t > T1)",
+            "probability",
+            "frozen after T1",
+            "inconclusive",
+            "; ".join(
                 f"{f} features: an expert was routed, hence moved (Lemma 3 is false), after T1 = {t1} in {p:.0%} of "
                 "replicates"
                 for f, t1, p in moved
             )
             + ". The statement rests on Proposition 1's event (probability 1 - o(1) as sigma0 -> 0), which one "
             "sigma0 cannot refute; the scaling checks of Propositions 1-3 decide it",
-            formula=r"\|w^{(m_i)}_t - w_{n_i}\| = \|w^{(m_i)}_{T_1} - w_{n_i}\|,\ t > T_1",
+            r"\|w^{(m_i)}_t - w_{n_i}\| = \|w^{(m_i)}_{T_1} - w_{n_i}\|,\ t > T_1",
+            moved_after_T1=[list(m) for m in moved],
         )
     )
     return out

@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from checks.context import Context
-from checks.model import ClaimResult, Slip
+from checks.model import ClaimResult, Slip, exact_result
 from checks.registry import Claim, register
 from numeric.gate import gate_outputs, softmax, task_loss_gradient
 from theory import gate
@@ -31,22 +31,8 @@ CASES = ((2, 1, 0), (3, 2, 1), (4, 2, 3))  # (M, d, routed expert) for the sympy
 
 
 def _symbolic(part: str, verdict: str, evidence: str, statement: str) -> ClaimResult:
-    return ClaimResult(
-        id="lemma4",
-        source=SOURCE,
-        kind="symbolic identity",
-        form="stated",
-        verdict=verdict,
-        expected=None,
-        observed=None,
-        stderr=None,
-        p_value=None,
-        false_fail_rate=None,
-        min_detectable=None,
-        config={"features": "-", "part": part, "cases_M_d_routed": [list(c) for c in CASES]},
-        evidence=evidence,
-        formula=statement,
-    )
+    return exact_result("lemma4", SOURCE, "symbolic identity", part, verdict, evidence, statement,
+                        cases_M_d_routed=[list(c) for c in CASES])
 
 
 def _numeric_sum(seed: int = 0) -> float:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sympy as sp
 
 from checks.context import Context
-from checks.model import ClaimResult, Slip
+from checks.model import ClaimResult, Slip, exact_result
 from checks.registry import Claim, register
 from theory import prop4, thm1
 from theory.symbols import T
@@ -25,22 +25,8 @@ SOURCE = "Section 5.1, remark after Theorem 1 (eq. 19-20 vs eq. 17-18)"
 
 
 def _entry(part: str, holds: bool, evidence: str, formula: str) -> ClaimResult:
-    return ClaimResult(
-        id="thm1.m1_specialization",
-        source=SOURCE,
-        kind="symbolic identity",
-        form="stated",
-        verdict="confirmed" if holds else "refuted",
-        expected=None,
-        observed=None,
-        stderr=None,
-        p_value=None,
-        false_fail_rate=None,
-        min_detectable=None,
-        config={"features": "-", "part": part},
-        evidence=evidence,
-        formula=formula,
-    )
+    verdict = "confirmed" if holds else "refuted"
+    return exact_result("thm1.m1_specialization", SOURCE, "symbolic identity", part, verdict, evidence, formula)
 
 
 def measure(ctx: Context) -> list[ClaimResult]:
