@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from checks.claims.prop4 import INTERPRETATIONS as PROP4_INTERPRETATIONS
 from checks.context import Context
 from checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
 from checks.registry import Claim, register
@@ -48,7 +49,18 @@ NEAR_ZERO = 0.1  # "almost zero": below 10% of the single expert's level at T
 NOT_BETTER_MARGIN = 0.05  # "no better": within 5% of the single expert's level
 CURVE_POINTS = 200
 
+_SHARED = {i.id: i for i in PROP4_INTERPRETATIONS}
+
 INTERPRETATIONS = (
+    _SHARED["sigma0_convention"],
+    _SHARED["beta_distribution"],
+    Interpretation(
+        id="signal_position",
+        location="Definition 1; Appendix A.2 ('randomly choose one of the s samples')",
+        issue="Where the feature signal beta_t v_n sits among the s columns of X_t.",
+        choice="At a position drawn uniformly per round. The gate sums the columns (h = theta^T sum_i X_t,i) and "
+        "the expert update depends on the span only, so the position does not change any result.",
+    ),
     Interpretation(
         id="fig2.N",
         location="Section 6 (N = 7) vs Appendix A.2 / A.4 (N = 6)",

@@ -79,7 +79,8 @@ INTERPRETATIONS = (
         id="beta_distribution",
         location="Definition 1",
         issue="beta_t in (0, C] with C = O(1); its distribution is not given.",
-        choice="beta_t ~ Uniform(0, 1].  With one expert it does not affect the update (span of X_t).",
+        choice="beta_t ~ Uniform(0, 1]. It never affects an expert's update (only the span of X_t does) but it "
+        "scales the signal part of the gate outputs h = theta^T sum_i X_t,i.",
         option="beta_max",
     ),
     Interpretation(
