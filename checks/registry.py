@@ -25,6 +25,8 @@ CLAIM_MODULES = (
     "checks.claims.lemma16",
     "checks.claims.thm1",
     "checks.claims.thm1_m1",
+    "checks.claims.thm2",
+    "checks.claims.insights",
     "checks.claims.fig2",
     "checks.claims.fig45",
     "checks.claims.audit",

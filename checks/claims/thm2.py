@@ -1,0 +1,126 @@
+"""Theorem 2 (Section 5.2, M < N with K clusters): forgetting and generalization bounds.
+
+Statement.  If M < N and M = Omega(K ln K): for t <= T1, E[F_t] is as in eq.
+(19); for some t > T1, eq. (21); and eq. (22):
+
+  E[G_T] < 1/T sum_tau r^{L_T} ( S + 1/T1 sum_{tau<=T1} r^{L_T - L_T1} (1 - r^{L_T1}) D )
+           + Psi2 1/T sum_{tau=T1+1}^{T} (1 - r^{L_T - L_T1}) + Psi1 1/T sum_{tau=T1+1}^{T} (1 - r^{L_T - L_T1}),
+
+with L_x = L_x^(m_tau), Psi1 = (1/N) sum_n (1/|W_k(n)|) sum_{n' in W_k(n)} ||w_n' - w_n||^2
+and Psi2 = (1/N) sum_n (1/K) sum_k (1/|W_k|) sum_{n' in W_k} ||w_n' - w_n||^2.
+
+Readings.  Eq. (22) reuses tau for the inner sum inside the outer sum over
+tau; we read the inner index as a separate tau' (the inner average is then a
+constant).  Eq. (21) is not checkable as printed: its Psi1 term has the
+exponents "(1 - r^{L_t} - L_tau) r^{L_t} - L_T1 - 1" with no recoverable
+grouping, its second term sums over tau inside the outer sum over tau and uses
+an undefined index i (r^{L_i^(m_tau)}), and it is claimed only "for some t".
+
+Check of eq. (22): as Theorem 1's, in expectation over the whole run at the
+realized counts (paired), N = 6, K = 2 clusters, M = 4 (K ln K = 1.4),
+sigma0 = 0.4, T1 = 8, T = 200, both feature models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from checks import stats
+from checks.claims.thm1 import cumulative_counts
+from checks.context import Context
+from checks.model import HorizonTest, Measurement, exact_result
+from checks.registry import Claim, register
+from numeric.moe import MoEConfig, simulate_moe
+from numeric.pool import make_clustered_pool
+from numeric.seeding import generator_for
+
+SIGMA0 = 0.4
+CONFIG = dict(N=6, K=2, M=4, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5,
+              lam=0.3, Gamma=SIGMA0**1.25)
+SOURCE = "Section 5.2, Theorem 2, eq. (21)-(22); proof Appendix J"
+REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
+
+
+def psi(W: np.ndarray, K: int) -> tuple[float, float]:
+    """Psi1 (within a task's own cluster) and Psi2 (to a uniformly chosen cluster), as Theorem 2 defines them."""
+    N = W.shape[0]
+    clusters = [np.flatnonzero(np.arange(N) % K == k) for k in range(K)]
+    sq = np.einsum("ijd,ijd->ij", W[:, None] - W[None], W[:, None] - W[None])
+    to_cluster = np.array([[sq[n, members].mean() for members in clusters] for n in range(N)])  # (N, K)
+    psi1 = float(np.mean([to_cluster[n, n % K] for n in range(N)]))
+    psi2 = float(to_cluster.mean())
+    return psi1, psi2
+
+
+def eq22_rhs(chosen, M, T1, r, S, D, psi1, psi2) -> np.ndarray:
+    L = cumulative_counts(chosen, M)
+    L_T = np.take_along_axis(L[:, -1], chosen, axis=1)  # (R, T): L_T of each round's expert
+    L_T1 = np.take_along_axis(L[:, T1 - 1], chosen, axis=1)
+    inner = (r ** (L_T - L_T1) * (1 - r**L_T1))[:, :T1].mean(axis=1)  # the inner average over tau' <= T1
+    first = (r**L_T).mean(axis=1) * (S + inner * D)
+    late = (1 - r ** (L_T - L_T1))[:, T1:].sum(axis=1) / chosen.shape[1]
+    return first + (psi2 + psi1) * late
+
+
+def _run(ctx: Context, features: str):
+    def compute():
+        pool = make_clustered_pool(generator_for(ctx.seed, "thm2", "pool"), N=CONFIG["N"], K=CONFIG["K"], d=CONFIG["d"],
+                                   sigma0=SIGMA0, signal_scale=CONFIG["signal_scale"])
+        cfg = MoEConfig(M=CONFIG["M"], eta=CONFIG["eta"], alpha=CONFIG["alpha"], lam=CONFIG["lam"], Gamma=CONFIG["Gamma"])
+        run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=CONFIG["T"], s=CONFIG["s"], features=features,
+                           sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("thm2", features), chunk_size=1000,
+                           progress=lambda done, total: ctx.progress(f"thm2 {features}", done, total))
+        return pool, cfg, run
+
+    return ctx.shared(("thm2", features, ctx.seed, ctx.budget.name), compute)
+
+
+def measure_generalization(ctx: Context) -> list[Measurement]:
+    out = []
+    r = 1 - CONFIG["s"] / CONFIG["d"]
+    for features in ("gaussian", "definition1"):
+        pool, cfg, run = _run(ctx, features)
+        T1 = cfg.exploration_rounds
+        psi1, psi2 = psi(pool.W, CONFIG["K"])
+        x = eq22_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D, psi1, psi2) - run.generalization[:, -1]
+        config = {"features": features, **CONFIG, "T1": T1, "r": r, "S": pool.S, "D": pool.D, "Psi1": psi1,
+                  "Psi2": psi2, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed}
+        out.append(Measurement(claim_id="thm2.generalization", source=SOURCE, kind="bound", form="stated",
+                               config=config, tests=(HorizonTest(f"T={CONFIG['T']}", stats.mean_test(x, 0.0)),),
+                               scale=pool.S + pool.D,
+                               formula="E[G_T] < E[eq. (22) RHS at the realized counts, inner tau read as tau']: "
+                               "Delta = E[RHS - G_T] > 0",
+                               rule="positive", horizon_name="case"))
+    return out
+
+
+def measure_forgetting(ctx: Context) -> list:
+    return [
+        exact_result(
+            "thm2.forgetting", SOURCE, "bound", "eq. (21) as printed", "not_checkable",
+            "not a checkable proposition as printed: the Psi1 term's exponents '(1 - r^{L_t} - L_tau) r^{L_t} - L_T1 - 1' "
+            "admit no unique grouping; the second term sums over tau inside the outer sum over tau and uses an "
+            "undefined index i (r^{L_i^(m_tau)}); and the bound is asserted only 'for some t in {T1+1, ..., T}', "
+            "which names no t to test. Any repaired version would be ours, not the paper's",
+            r"\text{eq. (21)}",
+        )
+    ]
+
+
+register(Claim(
+    id="thm2.generalization", source=SOURCE, kind="bound",
+    statement=r"\mathbb{E}[G_T] < \text{eq. (22)}",
+    preconditions=("M < N", "M = Omega(K ln K)", "K clusters with intra-cluster gaps O(sigma0^1.5)"),
+    measure=measure_generalization,
+    summary="Generalization bound with clusters (M < N).",
+    notes="Checked in expectation over the whole run at the realized routing counts (paired), N = 6, K = 2, M = 4, "
+    "sigma0 = 0.4; the inner sum's index is read as separate from the outer one.",
+))
+register(Claim(
+    id="thm2.forgetting", source=SOURCE, kind="bound",
+    statement=r"\mathbb{E}[F_t] < \text{eq. (21)}\ \text{for some } t > T_1",
+    preconditions=("M < N", "M = Omega(K ln K)"),
+    measure=measure_forgetting,
+    summary="Forgetting bound with clusters (M < N).",
+    notes="Eq. (21) is garbled beyond a unique reading; the entry says why instead of inventing a version.",
+))
