@@ -48,3 +48,21 @@ def eq20_at_one_expert() -> sp.Expr:
 def eq18_summand() -> sp.Expr:
     """Eq. (18) written as the average over tau of a constant summand."""
     return r**T * S + (1 - r**T) * D
+
+
+def t2_same_expert_gap() -> sp.Expr:
+    """eq. (19)'s summand minus the derived expected forgetting at t = 2 when rounds 1 and 2 share an expert.
+
+    With different experts both are 0 (expert m_1 untouched, L_2 = L_1 = 1).
+    With the same expert L_2 = 2, L_1 = 1, and under A1 the derived
+    E[e_2(1) - e_1(1)] comes from :mod:`theory.single_expert`.  The result,
+    -(1 - r)^2 D, makes E[RHS - F_2] = -P(m_2 = m_1) (1 - r)^2 D < 0 whenever
+    D > 0 and the two rounds can share an expert.
+    """
+    from theory import single_expert
+
+    rhs = eq19_summand().subs({L_t: 2, L_tau: 1})
+    derived = single_expert.expected_error(sp.Integer(2), sp.Integer(1)) - single_expert.expected_error(
+        sp.Integer(1), sp.Integer(1)
+    )
+    return sp.factor(sp.simplify(rhs - derived))

@@ -23,3 +23,16 @@ def test_theorem1_verdicts_at_smoke():
     run = runner.run(["thm1.forgetting_early", "thm1.forgetting_late"], budget="smoke", seed=0)
     assert all(r.verdict == "refuted" for r in run.results)
     assert {"thm1.eq19.bound_fails", "thm1.late_forgetting_identity"} <= {s.id for s in run.slips}
+
+
+def test_smallest_counterexample_and_the_t2_algebra():
+    import sympy as sp
+
+    from checks.claims.thm1 import smallest_early_counterexample
+    from theory.symbols import D, r
+    from theory.thm1 import t2_same_expert_gap
+
+    assert sp.simplify(t2_same_expert_gap() + (1 - r) ** 2 * D) == 0
+    ce = smallest_early_counterexample(R=20000)
+    assert (ce["N"], ce["M"], ce["d"], ce["s"], ce["t"]) == (2, 3, 2, 1, 2)
+    assert ce["z"] < -10 and ce["a1_prediction"] < 0 < ce["p_same_expert"]
