@@ -31,7 +31,10 @@ def pval(p) -> str:
 
 def _features(res) -> str:
     part = res.config.get("part")
-    return part if part else res.config.get("features", "—")
+    features = res.config.get("features", "—")
+    if part and features not in ("-", "—"):
+        return f"{features}, {part}"
+    return part if part else features
 
 
 def _target(res) -> str:
