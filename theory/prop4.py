@@ -139,6 +139,14 @@ SAME_TASK_FORGETTING = D * ((1 - r) - (r - r**t) / (t - 1))
 SAME_TASK_GENERALIZATION = (1 - r**T) * D / T
 """eq. (18) - derived for E[G_T]."""
 
+# How a reviewer writes them; :func:`readable_gaps_hold` checks the expressions
+# above, and tests check that these strings name the same expressions.
+READABLE_TEXT = {
+    "summand": "(1 - r)(1 - r^(t-tau)) D",
+    "forgetting": "D ((1 - r) - (r - r^t)/(t - 1))",
+    "generalization": "(1 - r^T) D / T",
+}
+
 
 @lru_cache(maxsize=None)
 def readable_gaps_hold() -> bool:

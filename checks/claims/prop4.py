@@ -299,8 +299,8 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
                 stated="E||w_{n_j} - w_{n_i}||^2 = (1/N^2) sum_{n != n'} ||w_n' - w_n||^2 for every j, "
                 "including j = i",
                 holds="the j = i term is 0 (same task), not D. Accounting for it, each summand of eq. (17) "
-                f"(even with the S coefficient repaired) gains {_readable(prop4.SAME_TASK_SUMMAND)}, and E[F_t] "
-                f"gains {_readable(prop4.SAME_TASK_FORGETTING)}, which tends to (1 - r) D, not 0, as t grows",
+                f"(even with the S coefficient repaired) gains {_readable_text('summand')}, and E[F_t] "
+                f"gains {_readable_text('forgetting')}, which tends to (1 - r) D, not 0, as t grows",
                 evidence=f"sympy: derived - corrected = {_readable(-prop4.forgetting_gap('corrected'))}; "
                 f"derived form confirmed ({_numbers(derived)}); corrected form refuted ({_numbers(corrected)})",
             )
@@ -321,7 +321,7 @@ def generalization_slips(results: list[ClaimResult]) -> list[Slip]:
                 slip_class="false statement",
                 stated="E[G_T] = r^T S + (1 - r^T) D",
                 holds=f"E[G_T] = r^T S + (1 - r^T)(1 - 1/T) D; eq. (18) overstates it by "
-                f"{_readable(prop4.SAME_TASK_GENERALIZATION)} (the l = i terms that Appendix H counts as D)",
+                f"{_readable_text('generalization')} (the l = i terms that Appendix H counts as D)",
                 evidence=f"sympy: eq. (18) - derived = {_readable(prop4.generalization_gap())}; derived form "
                 f"confirmed ({_numbers(derived)}); eq. (18) refuted ({_numbers(stated)})",
             )
@@ -349,6 +349,13 @@ def _feature_model_slips(results: list[ClaimResult], quantity: str) -> list[Slip
             f"Definition 1 ({_numbers(derived_d1)})",
         )
     ]
+
+
+def _readable_text(name: str) -> str:
+    """The hand-written form of a gap, used only once sympy has checked the expression it names."""
+    if not prop4.readable_gaps_hold():
+        raise AssertionError("theory.prop4: readable gap forms disagree with the sympy differences")
+    return prop4.READABLE_TEXT[name]
 
 
 def _readable(expr) -> str:

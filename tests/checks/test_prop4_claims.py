@@ -61,7 +61,7 @@ def test_slips_name_the_differing_terms(standard):
     ids = {s.id for s in standard.slips}
     assert {"prop4.eq17.s_coefficient", "prop4.appH.same_task_gap", "prop4.eq18.same_task_gap"} <= ids
     same_task = next(s for s in standard.slips if s.id == "prop4.eq18.same_task_gap")
-    assert "D*(1 - r**T)/T" in same_task.holds
+    assert "(1 - r^T) D / T" in same_task.holds
 
 
 def test_smoke_budget_never_confirms_what_it_cannot_resolve():

@@ -104,3 +104,17 @@ def test_definition1_gain_differs_from_s_over_d():
     along, across = single_expert.definition1_projection_gain(10, 6)
     assert along == 1 and across == sp.Rational(5, 9)
     assert across != sp.Rational(6, 10)
+
+
+def test_readable_text_names_the_checked_expressions():
+    from sympy.parsing.sympy_parser import implicit_multiplication_application, parse_expr, standard_transformations
+
+    tr = standard_transformations + (implicit_multiplication_application,)
+    names = {"r": r, "t": t, "tau": tau, "D": D, "T": T}
+    for key, expr in (
+        ("summand", prop4.SAME_TASK_SUMMAND),
+        ("forgetting", prop4.SAME_TASK_FORGETTING),
+        ("generalization", prop4.SAME_TASK_GENERALIZATION),
+    ):
+        parsed = parse_expr(prop4.READABLE_TEXT[key].replace("^", "**"), local_dict=names, transformations=tr)
+        assert sp.simplify(parsed - expr) == 0, key
