@@ -166,7 +166,8 @@ class MoERun:
     G_t (eq. 16 at T = t), all (R, T) with column j = round j + 1.  Final state:
     ``loads`` (R, M) routing counts, ``expert_sets`` (R, M) = argmax_j
     theta_m^T v_j (eq. 11), ``freeze_round`` (R,) (0 = never frozen), ``theta``
-    (R, M, d), ``w`` (R, M, d).  ``rounds`` holds, on request, per-round gate
+    (R, M, d), ``w`` (R, M, d), ``theta_max`` (R,) the largest ||theta_t^(m)||_inf
+    over all rounds and experts.  ``rounds`` holds, on request, per-round gate
     outputs ``h`` (R, T, M), cumulative ``loads`` (R, T, M) and ``sets`` (R, T, M).
     """
 
@@ -180,6 +181,7 @@ class MoERun:
     freeze_round: np.ndarray
     theta: np.ndarray
     w: np.ndarray
+    theta_max: np.ndarray  # (R,): max over rounds t and experts m of ||theta_t^(m)||_inf (Lemma 6)
     rounds: dict = field(default_factory=dict)
 
     @property
@@ -209,6 +211,7 @@ class MoERun:
                     "freeze_round",
                     "theta",
                     "w",
+                    "theta_max",
                 )
             },
             rounds={k: np.concatenate([r.rounds[k] for r in runs]) for k in keys},
@@ -250,6 +253,7 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
     marks = np.zeros((R, M), dtype=bool)
     frozen = np.zeros(R, dtype=bool)
     freeze_round = np.zeros(R, dtype=np.int64)
+    theta_max = np.zeros(R)
 
     chosen_all = np.empty((R, T), dtype=np.int64)
     model_error = np.empty((R, T))
@@ -298,6 +302,7 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
                 pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
             )
             theta -= cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
+            np.maximum(theta_max, np.abs(theta).max(axis=(1, 2)), out=theta_max)
             if checking and cfg.flag_timing == "after_update":
                 _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
         if cfg.record_rounds:
@@ -316,6 +321,7 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
         freeze_round=freeze_round,
         theta=theta,
         w=w,
+        theta_max=theta_max,
         rounds=rec,
     )
 
@@ -351,6 +357,7 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
     freeze_round = np.zeros(R, dtype=np.int64)
     theta_all = np.zeros((R, M, d))
     w_all = np.zeros((R, M, d))
+    theta_max = np.zeros(R)
     rec = {}
     if cfg.record_rounds:
         rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64)}
@@ -414,6 +421,7 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
                     for k in range(M):
                         dL_dh_k = sum(dL_dpi[jj] * pi[jj] * ((1.0 if jj == k else 0.0) - pi[k]) for jj in range(M))
                         theta[k] = theta[k] - cfg.eta * dL_dh_k * xbar
+                    theta_max[r] = max(theta_max[r], float(np.abs(theta).max()))
                     if checking and cfg.flag_timing == "after_update":
                         flags(np.array([theta[m] @ xbar for m in range(M)]))
             if cfg.record_rounds:
@@ -433,6 +441,7 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
         freeze_round=freeze_round,
         theta=theta_all,
         w=w_all,
+        theta_max=theta_max,
         rounds=rec,
         **out,
     )

@@ -9,7 +9,8 @@ from numeric.pool import make_clustered_pool, make_pool
 from numeric.seeding import generator_for
 from numeric.single_expert import run_batched
 
-FIELDS = ("chosen", "model_error", "forgetting", "generalization", "loads", "expert_sets", "freeze_round", "theta", "w")
+FIELDS = ("chosen", "model_error", "forgetting", "generalization", "loads", "expert_sets", "freeze_round", "theta", "w",
+          "theta_max")
 
 
 def _pool(N=4, d=6, clustered=False, seed=0):

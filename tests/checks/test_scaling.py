@@ -1,0 +1,44 @@
+"""The scaling-law mechanism on manufactured data of known exponent (method of manufactured solutions)."""
+
+import numpy as np
+import pytest
+
+from checks.scaling import decide_scaling, fit_exponent
+
+SIGMA0 = [0.4, 0.2, 0.1, 0.05, 0.025]
+
+
+def _manufactured(k, C=3.0, noise=0.05, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return [C * s**k * rng.lognormal(0.0, noise, n) for s in SIGMA0]
+
+
+@pytest.mark.parametrize("k", [0.5, 1.25, 1.75])
+def test_recovers_the_exponent_and_constant(k):
+    fit = fit_exponent(SIGMA0, _manufactured(k), np.random.default_rng(1), resamples=400)
+    assert fit.low <= k <= fit.high
+    assert abs(fit.exponent - k) < 0.02
+    assert abs(fit.constant / (3.0 * np.exp(0.05**2 / 2)) - 1) < 0.05  # lognormal mean factor
+
+
+def test_verdicts_follow_the_interval():
+    fit = fit_exponent(SIGMA0, _manufactured(0.75), np.random.default_rng(2), resamples=400)
+    assert decide_scaling(fit, "Theta", 0.75)[0] == "confirmed"
+    assert decide_scaling(fit, "Theta", 1.25)[0] == "refuted"
+    assert decide_scaling(fit, "O", 0.5)[0] == "confirmed"  # shrinks faster than claimed: fine for O
+    assert decide_scaling(fit, "O", 1.0)[0] == "refuted"  # shrinks more slowly than claimed
+    assert decide_scaling(fit, "Omega", 1.0)[0] == "confirmed"
+    assert decide_scaling(fit, "Omega", 0.5)[0] == "refuted"
+
+
+def test_noisy_data_is_inconclusive_not_confirmed():
+    fit = fit_exponent(SIGMA0, _manufactured(0.75, noise=2.0, n=20), np.random.default_rng(3), resamples=400)
+    verdict, reason = decide_scaling(fit, "Theta", 0.75)
+    assert verdict in ("inconclusive", "refuted") and verdict != "confirmed"
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        fit_exponent(SIGMA0[:2], _manufactured(1.0)[:2], np.random.default_rng(0))
+    with pytest.raises(ValueError):
+        decide_scaling(fit_exponent(SIGMA0, _manufactured(1.0), np.random.default_rng(0), resamples=50), "Big", 1.0)
