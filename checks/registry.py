@@ -23,6 +23,7 @@ CLAIM_MODULES = (
     "checks.claims.lemma3",
     "checks.claims.lemma4",
     "checks.claims.lemma6",
+    "checks.claims.prop2",
     "checks.claims.lemma16",
     "checks.claims.thm1",
     "checks.claims.thm1_m1",

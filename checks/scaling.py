@@ -113,3 +113,17 @@ def decide_scaling(fit: ScalingFit, law: str, k: float, tolerance: float = 0.1) 
     if hi <= k + tolerance:
         return "confirmed", f"the interval [{lo:.3f}, {hi:.3f}] lies below {k} + {tolerance}"
     return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] reaches above {k} + {tolerance}"
+
+
+def reconcile_constants(verdicts: dict[float, str]) -> dict[float, str]:
+    """Verdicts per hidden constant -> verdicts the claim can bear.
+
+    An O()/Theta() statement about Algorithm 1 holds for suitable hidden
+    constants that the paper never fixes.  A refutation at one constant while
+    another constant confirms therefore does not refute the statement: such
+    entries become ``inconclusive``.  Only a refutation at every constant tried
+    stands.
+    """
+    if "refuted" in verdicts.values() and "confirmed" in verdicts.values():
+        return {c: ("inconclusive" if v == "refuted" else v) for c, v in verdicts.items()}
+    return dict(verdicts)
