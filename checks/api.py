@@ -45,9 +45,11 @@ class ClaimCheck:
             if r.expected is None:
                 lines.append(head + "(symbolic) " + r.evidence)
                 continue
+            p = "—" if r.p_value is None else f"{r.p_value:.2g}"
+            rate = "—" if r.false_fail_rate is None else f"{r.false_fail_rate:.2g}"
             lines.append(
-                head + f"formula {r.expected:.4g}  Monte Carlo {r.observed:.4g} ± {r.stderr:.2g}  "
-                f"p {r.p_value:.2g}  false-fail rate {r.false_fail_rate:.2g}"
+                head + f"claimed {r.expected:.4g}  measured {r.observed:.4g} ± {r.stderr:.2g}  "
+                f"p {p}  false-fail rate {rate}"
             )
         return "\n".join(lines)
 
