@@ -149,18 +149,19 @@ def _draw_claim(run: RunResult, claim_id: str, path: Path) -> Path:
 
 def relative_paths(run: RunResult) -> dict[str, str]:
     """{claim id: figure file name} for the figures :func:`write` draws (for report links)."""
-    from reports import artifact_figures
+    from reports import artifact_figures, scaling_figures
 
     paths = {cid: figure_name(cid) for cid in plottable(run)}
     paths.update(artifact_figures.relative_paths(run))
+    paths.update(scaling_figures.relative_paths(run))
     return paths
 
 
 def write(run: RunResult, out_dir: Path) -> list[Path]:
     """Draw every plottable claim and every experiment artifact into ``out_dir``; returns the written paths."""
-    from reports import artifact_figures
+    from reports import artifact_figures, scaling_figures
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn = [_draw_claim(run, cid, out_dir / figure_name(cid)) for cid in plottable(run)]
-    return drawn + artifact_figures.write(run, out_dir)
+    return drawn + artifact_figures.write(run, out_dir) + scaling_figures.write(run, out_dir)

@@ -68,7 +68,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
                 false_fail_rate=1 - fit.level,
                 min_detectable=0.1,
                 config={"features": BASE["features"], "part": f"c = {c:g}", **BASE, "sigma0": list(SIGMA0),
-                        "hidden_constant": c, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                        "hidden_constant": c, "fitted_constant": fit.constant, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
                         "means": [
                             {"sigma0": s0, "mean_theta_max": m, "reference_sigma0^0.5": math.sqrt(s0)}
                             for s0, m in zip(SIGMA0, fit.means)

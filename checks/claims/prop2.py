@@ -112,7 +112,7 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
         p_value=None,
         false_fail_rate=1 - fit.level,
         min_detectable=0.15,
-        config={"features": BASE["features"], "part": part, **BASE, "law": f"{law}(sigma0^{k})", "hidden_constant": c,
+        config={"features": BASE["features"], "part": part, **BASE, "law": f"{law}(sigma0^{k})", "hidden_constant": c, "fitted_constant": fit.constant,
                 "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
                 "means": [{"sigma0": s0, "rounds": T, "mean_gap": m, "used_replicates": int(c.size)}
                           for s0, T, m, c in zip(SIGMA0, rounds, fit.means, clean)]},
