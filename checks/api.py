@@ -10,6 +10,7 @@ is refuted exactly when its p-value is at or below its recorded threshold.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from checks import stats
@@ -17,6 +18,10 @@ from checks.context import BUDGETS, Context
 from checks.model import ClaimResult, Slip
 from checks.registry import get
 from checks.runner import DEFAULT_FAMILY_RATE, decide, entry_p
+from numeric.cache import CacheLocked, CacheUnavailable, ResultCache
+from numeric.chunks import ChunkRunner
+
+KERNEL_CACHE_ENV = "MOECL_KERNEL_CACHE_DIR"  # = reports.notebook.KERNEL_CACHE_ENV
 
 
 def entry_key(form: str, config: dict) -> str:
@@ -69,6 +74,24 @@ def _context(budget: str, seed: int) -> Context:
     return _CONTEXTS[key]
 
 
+def _measure(claim, ctx: Context) -> list:
+    """Measure, reading and filling the results cache a notebook kernel was given
+    (``MOECL_KERNEL_CACHE_DIR``, set by the report's notebook execution); without
+    it, or if another run holds the cache, everything is computed."""
+    directory = os.environ.get(KERNEL_CACHE_ENV)
+    if not directory:
+        return claim.measure(ctx)
+    try:
+        with ResultCache(directory) as cache:
+            ctx.runner = ChunkRunner(cache=cache)
+            try:
+                return claim.measure(ctx)
+            finally:
+                ctx.runner = ChunkRunner()
+    except (CacheLocked, CacheUnavailable):
+        return claim.measure(ctx)
+
+
 def check(
     claim_id: str,
     *,
@@ -80,7 +103,7 @@ def check(
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     claim = get(claim_id)
-    measured = claim.measure(_context(budget, seed))
+    measured = _measure(claim, _context(budget, seed))
     measurements = [m for m in measured if not isinstance(m, ClaimResult)]
     p_values = [entry_p(m) for m in measurements]
     if false_fail_rates is None:

@@ -16,6 +16,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from checks import execution
 from checks.errors import UsageError
 from checks.parsing import nonneg_int
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--strict", action="store_true", help="exit 1 if any claim is refuted")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    execution.add_arguments(run)
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
     report.add_argument("--from", dest="source", required=True, help="path of a results.json")
@@ -69,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     figs.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"])
     figs.add_argument("--seed", type=nonneg_int("--seed"), default=0)
     figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    execution.add_arguments(figs)
+
+    cache = sub.add_parser("cache", help="inspect or empty the results cache")
+    cache.add_argument("action", choices=["info", "clear"])
+    cache.add_argument("--cache-dir", default=None, help="cache directory (default $MOECL_CACHE_DIR or .moecl-cache)")
     return p
 
 
@@ -92,7 +99,7 @@ def _writable_dir(text: str) -> Path:
     return out
 
 
-def _write_reports(run, out: Path, formats: list[str]) -> list[Path]:
+def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = None) -> list[Path]:
     """Render the chosen outputs from ``run`` (results only; nothing is recomputed,
     except that an executed notebook reruns its claims in a kernel)."""
     from reports import junit, markdown, results_json
@@ -114,7 +121,8 @@ def _write_reports(run, out: Path, formats: list[str]) -> list[Path]:
         from reports import notebook
 
         try:
-            written.append(notebook.write(run, out / "report.ipynb", {k: out / v for k, v in figure_files.items()}))
+            written.append(notebook.write(run, out / "report.ipynb", {k: out / v for k, v in figure_files.items()},
+                                          cache_dir=cache_dir))
         except notebook.NotebookExecutionError as exc:
             print(f"moecl-verify: warning: {exc}", file=sys.stderr)
             written.append(out / "report.ipynb")
@@ -132,17 +140,24 @@ def cmd_run(args) -> int:
     progress = Progress(enabled=not args.quiet)
     started = time.monotonic()
     try:
-        result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress)
+        # The cache lock and worker pool are released before the reports are
+        # written, so the notebook's kernel can read the same cache.
+        with execution.chunk_runner(args) as chunks:
+            result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress, chunk_runner=chunks)
     except UnknownClaimPattern as exc:
         raise UsageError(str(exc)) from None
     finally:
         progress.close()
     elapsed = time.monotonic() - started
-    written = _write_reports(result, out, formats)
+    cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
+    written = _write_reports(result, out, formats, cache_dir)
     run_info = {
         "command": ["moecl-verify", *sys.argv[1:]],
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(elapsed, 3),
+        "executor": chunks.executor.name,
+        "workers": chunks.executor.workers,
+        "cache": execution.cache_summary(chunks),
     }
     (out / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
     counts = result.counts()
@@ -208,12 +223,29 @@ def cmd_figures(args) -> int:
     out = _writable_dir(args.out)
     progress = Progress(enabled=not args.quiet)
     try:
-        result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed, progress=progress)
+        with execution.chunk_runner(args) as chunks:
+            result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed, progress=progress,
+                                chunk_runner=chunks)
     finally:
         progress.close()
     written = artifact_figures.write(result, out)
     written.append(results_json.write(result, out / "results.json"))
     print("Wrote " + ", ".join(map(str, written)))
+    return EXIT_OK
+
+
+def cmd_cache(args) -> int:
+    from numeric import cache
+
+    directory = args.cache_dir or execution.default_cache_dir()
+    if args.action == "info":
+        print(cache.info(directory))
+        return EXIT_OK
+    try:
+        removed = cache.clear(directory)
+    except (cache.CacheLocked, cache.CacheUnavailable) as exc:
+        raise UsageError(f"--cache-dir: {exc}") from None
+    print(f"removed {removed} files from {directory}")
     return EXIT_OK
 
 
@@ -230,6 +262,7 @@ COMMANDS = {
     "show": cmd_show,
     "simulate": cmd_simulate,
     "figures": cmd_figures,
+    "cache": cmd_cache,
 }
 
 

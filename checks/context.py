@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from numeric.chunks import ChunkRunner
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -36,6 +38,8 @@ class Context:
     budget: Budget
     seed: int
     progress: Callable[[str, int, int], None] = lambda label, done, total: None
+    # Where simulation chunks run and whether they are cached; results do not depend on it.
+    runner: ChunkRunner = field(default_factory=ChunkRunner)
     _shared: dict = field(default_factory=dict)
 
     def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:

@@ -20,6 +20,16 @@ def nonneg_int(name: str):
     return parse
 
 
+def positive_int(name: str):
+    def parse(text: str) -> int:
+        value = nonneg_int(name)(text) if text.strip().lstrip("-").isdigit() else None
+        if value is None or value < 1:
+            raise UsageError(f"{name} must be an integer >= 1, got {text!r}")
+        return value
+
+    return parse
+
+
 def finite_float(name: str):
     def parse(text: str) -> float:
         try:

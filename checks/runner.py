@@ -27,6 +27,7 @@ from checks import stats
 from checks.context import BUDGETS, Context
 from checks.model import ClaimResult, Measurement, RunResult
 from checks.registry import select
+from numeric.chunks import ChunkRunner
 
 DEFAULT_FAMILY_RATE = 1e-3
 
@@ -164,14 +165,20 @@ def run(
     seed: int = 0,
     family_rate: float = DEFAULT_FAMILY_RATE,
     progress: Callable[[str, int, int], None] | None = None,
+    chunk_runner: ChunkRunner | None = None,
 ) -> RunResult:
-    """Run the claims matching ``patterns`` and return verdicts, slips, readings."""
+    """Run the claims matching ``patterns`` and return verdicts, slips, readings.
+
+    ``chunk_runner`` (executor and cache, :mod:`numeric.chunks`) changes where
+    and whether simulation chunks are computed, never the results."""
     if budget not in BUDGETS:
         raise ValueError(f"--budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
         raise ValueError(f"family false-fail rate must be in (0, 1), got {family_rate}")
     claims = select(patterns)
     ctx = Context(budget=BUDGETS[budget], seed=seed)
+    if chunk_runner is not None:
+        ctx.runner = chunk_runner
     if progress is not None:
         ctx.progress = progress
     measured = [(claim, claim.measure(ctx)) for claim in claims]

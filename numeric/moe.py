@@ -34,6 +34,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from numeric.chunks import Chunk, ChunkRunner, default_runner
 from numeric.draws import draw_single_expert
 from numeric.expert import min_norm_update
 from numeric.gate import AUX_FACTORS, gate_outputs, route, softmax, task_loss_gradient
@@ -159,6 +160,10 @@ def draw_moe(
     return MoEDraws(base.tasks, base.X, rng.random((base.R, base.T, int(M))))
 
 
+_RUN_FIELDS = ("tasks", "chosen", "model_error", "forgetting", "generalization", "loads", "expert_sets",
+               "freeze_round", "theta", "w", "theta_max")
+
+
 @dataclass(frozen=True, eq=False)
 class MoERun:
     """Per replicate and round: ``tasks``, ``chosen`` expert, ``model_error``
@@ -192,6 +197,17 @@ class MoERun:
     def T(self) -> int:
         return int(self.tasks.shape[1])
 
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Flat arrays (per-round records as ``rounds.<name>``), the cache's npz layout."""
+        out = {name: getattr(self, name) for name in _RUN_FIELDS}
+        out.update({f"rounds.{k}": v for k, v in self.rounds.items()})
+        return out
+
+    @staticmethod
+    def from_arrays(arrays: dict[str, np.ndarray]) -> "MoERun":
+        rounds = {k[len("rounds."):]: v for k, v in arrays.items() if k.startswith("rounds.")}
+        return MoERun(**{name: arrays[name] for name in _RUN_FIELDS}, rounds=rounds)
+
     @staticmethod
     def concatenate(runs: Sequence["MoERun"]) -> "MoERun":
         if not runs:
@@ -200,19 +216,7 @@ class MoERun:
         return MoERun(
             **{
                 name: np.concatenate([getattr(r, name) for r in runs])
-                for name in (
-                    "tasks",
-                    "chosen",
-                    "model_error",
-                    "forgetting",
-                    "generalization",
-                    "loads",
-                    "expert_sets",
-                    "freeze_round",
-                    "theta",
-                    "w",
-                    "theta_max",
-                )
+                for name in _RUN_FIELDS
             },
             rounds={k: np.concatenate([r.rounds[k] for r in runs]) for k in keys},
         )
@@ -461,21 +465,28 @@ def simulate_moe(
     key: Sequence[str | int] = (),
     chunk_size: int = 100,
     progress: Callable[[int, int], object] | None = None,
+    runner: ChunkRunner | None = None,
 ) -> MoERun:
-    """R replicates in chunks; chunk i draws from ``generator_for(seed, *key, "chunk", i)``."""
+    """R replicates in chunks; chunk i draws from ``generator_for(seed, *key, "chunk", i)``.
+
+    ``runner`` decides where chunks run and whether they are cached
+    (:mod:`numeric.chunks`); the result does not depend on it."""
     if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
         raise ValueError(f"R must be an integer >= 1, got {R!r}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    runs = []
-    done = 0
-    for i, start in enumerate(range(0, int(R), int(chunk_size))):
-        size = min(int(chunk_size), int(R) - start)
-        rng = generator_for(seed, *key, "chunk", i)
-        draws = draw_moe(rng, pool, R=size, T=T, s=s, M=cfg.M, features=features, sigma_t=sigma_t, beta_max=beta_max)
-        runs.append(run_moe_batched(pool, draws, cfg))
-        del draws
-        done += size
-        if progress is not None:
-            progress(done, int(R))
-    return MoERun.concatenate(runs)
+    chunks = [
+        Chunk(_moe_chunk, dict(pool=pool, cfg=cfg, size=min(int(chunk_size), int(R) - start), T=T, s=s, M=cfg.M,
+                               features=features, sigma_t=sigma_t, beta_max=beta_max, seed=seed, key=tuple(key), index=i),
+              size=min(int(chunk_size), int(R) - start))
+        for i, start in enumerate(range(0, int(R), int(chunk_size)))
+    ]
+    results = (runner or default_runner()).run(chunks, progress)
+    return MoERun.concatenate([MoERun.from_arrays(a) for a in results])
+
+
+def _moe_chunk(*, pool, cfg, size, T, s, M, features, sigma_t, beta_max, seed, key, index) -> dict:
+    """One chunk of :func:`simulate_moe`, as flat arrays (cacheable, picklable)."""
+    rng = generator_for(seed, *key, "chunk", index)
+    draws = draw_moe(rng, pool, R=size, T=T, s=s, M=M, features=features, sigma_t=sigma_t, beta_max=beta_max)
+    return run_moe_batched(pool, draws, cfg).to_arrays()

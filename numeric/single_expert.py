@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from numeric.chunks import Chunk, ChunkRunner, default_runner
 from numeric.draws import SingleExpertDraws, draw_single_expert
 from numeric.expert import min_norm_update
 from numeric.pool import TaskPool
@@ -206,6 +207,7 @@ def simulate_single_expert(
     key: Sequence[str | int] = (),
     chunk_size: int = 256,
     progress: Callable[[int, int], object] | None = None,
+    runner: ChunkRunner | None = None,
 ) -> SingleExpertRun:
     """Simulate R replicates in memory-bounded chunks of ``chunk_size``.
 
@@ -218,7 +220,8 @@ def simulate_single_expert(
     Peak memory is dominated by one chunk's draws, about
     ``8 * chunk_size * T * d * s`` bytes (twice that transiently for
     ``definition1``).  ``progress(done_replicates, R)`` is called after
-    each chunk if given.
+    each chunk if given.  ``runner`` (:mod:`numeric.chunks`) decides where
+    chunks run and whether they are cached; the result does not depend on it.
     """
     if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
         raise ValueError(f"R must be an integer >= 1, got {R!r}")
@@ -230,17 +233,19 @@ def simulate_single_expert(
         raise ValueError("key must be a sequence of str/int parts, not a bare string")
     R, chunk_size = int(R), int(chunk_size)
 
-    runs = []
-    done = 0
-    for i, start in enumerate(range(0, R, chunk_size)):
-        size = min(chunk_size, R - start)
-        rng = generator_for(seed, *key, "chunk", i)
-        draws = draw_single_expert(
-            rng, pool, R=size, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max
-        )
-        runs.append(run_batched(pool, draws))
-        del draws  # release this chunk's features before drawing the next
-        done += size
-        if progress is not None:
-            progress(done, R)
-    return SingleExpertRun.concatenate(runs)
+    chunks = [
+        Chunk(_single_chunk, dict(pool=pool, size=min(chunk_size, R - start), T=T, s=s, features=features,
+                                  sigma_t=sigma_t, beta_max=beta_max, seed=seed, key=tuple(key), index=i),
+              size=min(chunk_size, R - start))
+        for i, start in enumerate(range(0, R, chunk_size))
+    ]
+    results = (runner or default_runner()).run(chunks, progress)
+    return SingleExpertRun.concatenate([SingleExpertRun(**a) for a in results])
+
+
+def _single_chunk(*, pool, size, T, s, features, sigma_t, beta_max, seed, key, index) -> dict:
+    """One chunk of :func:`simulate_single_expert` as flat arrays (cacheable, picklable)."""
+    rng = generator_for(seed, *key, "chunk", index)
+    draws = draw_single_expert(rng, pool, R=size, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max)
+    run = run_batched(pool, draws)
+    return {name: getattr(run, name) for name in ("tasks", "model_error", "forgetting", "generalization", "final_w")}

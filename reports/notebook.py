@@ -217,7 +217,10 @@ def build(run: RunResult, figures: dict[str, Path] | None = None) -> nbformat.No
     return nb
 
 
-def _kernel_env() -> dict[str, str]:
+KERNEL_CACHE_ENV = "MOECL_KERNEL_CACHE_DIR"
+
+
+def _kernel_env(cache_dir: str | None = None) -> dict[str, str]:
     """The environment for the kernel: this process's, plus the directory the
     ``checks`` package was imported from when it is not an installed one (a
     source checkout), so the kernel reruns the very code that wrote the report."""
@@ -227,10 +230,16 @@ def _kernel_env() -> dict[str, str]:
     root = Path(checks.__file__).resolve().parent.parent
     if root.name not in ("site-packages", "dist-packages"):
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+    # The run's results cache, so the kernel reuses the chunks the run computed
+    # (same bytes, so the same verdicts) instead of simulating them again.
+    env.pop(KERNEL_CACHE_ENV, None)
+    if cache_dir:
+        env[KERNEL_CACHE_ENV] = str(Path(cache_dir).resolve())
     return env
 
 
-def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = TIMEOUT) -> nbformat.NotebookNode:
+def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = TIMEOUT,
+            cache_dir: str | None = None) -> nbformat.NotebookNode:
     """Run every code cell in a fresh ``python3`` kernel (working directory ``cwd``)."""
     from nbclient import NotebookClient
 
@@ -245,7 +254,7 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = TIMEOUT) -> nbf
     # to the user's terminal; its tail is quoted if running the cells fails.
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as log:
         try:
-            client.execute(env=_kernel_env(), stderr=log)
+            client.execute(env=_kernel_env(cache_dir), stderr=log)
         except Exception as exc:  # noqa: BLE001 - a kernel can fail in many ways
             log.seek(0)
             tail = [line.strip() for line in log.read().splitlines() if line.strip()][-3:]
@@ -263,6 +272,7 @@ def write(
     figures: dict[str, Path] | None = None,
     execute_cells: bool = True,
     timeout: int = TIMEOUT,
+    cache_dir: str | None = None,
 ) -> Path:
     """Write ``path`` (executed unless ``execute_cells`` is false).
 
@@ -273,7 +283,7 @@ def write(
     nb = build(run, figures)
     if execute_cells:
         try:
-            execute(nb, path.parent.resolve(), timeout)
+            execute(nb, path.parent.resolve(), timeout, cache_dir)
         except NotebookExecutionError as exc:
             nbformat.write(build(run, figures), str(path))
             raise NotebookExecutionError(f"{path} written unexecuted; running its cells failed: {exc}") from exc

@@ -106,6 +106,7 @@ def generalization_derived() -> ClosedForm:
     )
 
 
+@lru_cache(maxsize=None)
 def forgetting_summand_gap(form: str) -> sp.Expr:
     """(paper's summand) - (derived summand) for eq. 17, simplified.
 
@@ -117,11 +118,13 @@ def forgetting_summand_gap(form: str) -> sp.Expr:
     return sp.factor(sp.simplify(paper - single_expert.forgetting_term()))
 
 
+@lru_cache(maxsize=None)
 def forgetting_gap(form: str) -> sp.Expr:
     paper = {"stated": forgetting_stated, "corrected": forgetting_corrected}[form]()
     return difference(paper, forgetting_derived())
 
 
+@lru_cache(maxsize=None)
 def generalization_gap() -> sp.Expr:
     """(eq. 18) - (derived) = (1 - r^T) D / T: the l = i terms again."""
     return difference(generalization_stated(), generalization_derived())

@@ -31,6 +31,8 @@ the derivation below from the paper's Appendix H.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy as sp
 
 from theory.symbols import D, S, T, generic_branch, i, l, r, t, tau
@@ -41,6 +43,7 @@ def pair_gap(l_index: sp.Expr, i_index: sp.Expr) -> sp.Expr:
     return sp.Piecewise((0, sp.Eq(l_index, i_index)), (D, True))
 
 
+@lru_cache(maxsize=None)
 def expected_error(t_: sp.Expr, i_: sp.Expr) -> sp.Expr:
     """Closed form of E[e_t(i)] = E||w_t - w_{n_i}||^2 for 1 <= i <= t (under A1).
 
@@ -66,17 +69,20 @@ def expected_error_by_recursion(t_: int, i_: int, r_val, S_val, D_val):
     return e
 
 
+@lru_cache(maxsize=None)
 def forgetting_term() -> sp.Expr:
     """E[e_t(tau)] - E[e_tau(tau)], the tau-th summand of E[F_t] (eq. 15)."""
     return sp.simplify(expected_error(t, tau) - expected_error(tau, tau))
 
 
+@lru_cache(maxsize=None)
 def expected_forgetting() -> sp.Expr:
     """E[F_t] = 1/(t-1) sum_{tau=1}^{t-1} (E[e_t(tau)] - E[e_tau(tau)]), t >= 2."""
     total = sp.summation(forgetting_term(), (tau, 1, t - 1))
     return sp.simplify(generic_branch(total) / (t - 1))
 
 
+@lru_cache(maxsize=None)
 def expected_generalization() -> sp.Expr:
     """E[G_T] = 1/T sum_{i=1}^{T} E[e_T(i)] (eq. 16)."""
     total = sp.summation(expected_error(T, i), (i, 1, T))

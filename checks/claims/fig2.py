@@ -159,6 +159,7 @@ def _run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["si
             key=("fig2", M),
             chunk_size=100,
             progress=lambda done, total: ctx.progress(label, done, total),
+            runner=ctx.runner,
         )
 
     return ctx.shared(("fig2", M, termination, signal_scale, clustered, ctx.seed, ctx.budget.name), compute)

@@ -79,6 +79,7 @@ def _run(ctx: Context, N: int, gamma_name: str):
             key=("fig45", N),  # the same draws for every Gamma: paired comparisons
             chunk_size=100,
             progress=lambda done, total: ctx.progress(f"fig{4 if N == FIG4_N else 5} Gamma={gamma_name}", done, total),
+            runner=ctx.runner,
         )
 
     return ctx.shared(("fig45", N, gamma_name, ctx.seed, ctx.budget.name), compute)

@@ -38,7 +38,8 @@ def _variant(ctx: Context, module, M: int, features: str = "definition1"):
         cfg = MoEConfig(M=M, eta=c["eta"], alpha=c["alpha"], lam=c["lam"], Gamma=c["Gamma"])
         run = simulate_moe(pool, cfg, R=module.REPLICATES[ctx.budget.name], T=c["T"], s=c["s"], features=features,
                            sigma_t=c["sigma_t"], seed=ctx.seed, key=("insights", module.__name__, M, features),
-                           chunk_size=1000, progress=lambda done, total: ctx.progress(f"insights M={M}", done, total))
+                           chunk_size=1000, progress=lambda done, total: ctx.progress(f"insights M={M}", done, total),
+                           runner=ctx.runner)
         return run
 
     return ctx.shared(("insights", module.__name__, M, features, ctx.seed, ctx.budget.name), compute)

@@ -57,6 +57,7 @@ def _run(ctx: Context, router: str, features: str):
         pool, _cfg(router), R=ctx.budget.replicates, T=CONFIG["T"], s=CONFIG["s"], features=features,
         sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("lemma16", router, features), chunk_size=4096,
         progress=lambda done, total: ctx.progress(f"lemma16 {router} {features}", done, total),
+        runner=ctx.runner,
     )
     return pool, run
 

@@ -43,7 +43,8 @@ def _theta_max(ctx: Context, sigma0: float, c: float) -> np.ndarray:
     run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=3 * cfg.exploration_rounds, s=BASE["s"],
                        features=BASE["features"], sigma_t=BASE["sigma_t"], seed=ctx.seed,
                        key=("lemma6", str(sigma0), str(c)), chunk_size=1000,
-                       progress=lambda done, total: ctx.progress(f"lemma6 sigma0={sigma0:g} c={c:g}", done, total))
+                       progress=lambda done, total: ctx.progress(f"lemma6 sigma0={sigma0:g} c={c:g}", done, total),
+                       runner=ctx.runner)
     return run.theta_max
 
 

@@ -86,7 +86,8 @@ def _measure_at(ctx: Context, sigma0: float, which: str, c: float) -> dict[str, 
         run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=T, s=BASE["s"], features=BASE["features"],
                            sigma_t=BASE["sigma_t"], seed=ctx.seed, key=("prop2", which, str(sigma0), str(c)),
                            chunk_size=1000,
-                           progress=lambda done, total: ctx.progress(f"prop2 {which} sigma0={sigma0:g}", done, total))
+                           progress=lambda done, total: ctx.progress(f"prop2 {which} sigma0={sigma0:g}", done, total),
+                           runner=ctx.runner)
         gaps = _gaps(run.theta, pool.V)
         gaps["T"] = T
         return gaps

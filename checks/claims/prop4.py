@@ -122,6 +122,7 @@ def _simulation(ctx: Context, features: str):
             key=("prop4", features),
             chunk_size=CHUNK,
             progress=lambda done, total: ctx.progress(f"prop4 {features}", done, total),
+            runner=ctx.runner,
         )
         return pool, run
 

@@ -69,7 +69,8 @@ def _run(ctx: Context, features: str):
         cfg = MoEConfig(M=CONFIG["M"], eta=CONFIG["eta"], alpha=CONFIG["alpha"], lam=CONFIG["lam"], Gamma=CONFIG["Gamma"])
         run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=CONFIG["T"], s=CONFIG["s"], features=features,
                            sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("thm2", features), chunk_size=1000,
-                           progress=lambda done, total: ctx.progress(f"thm2 {features}", done, total))
+                           progress=lambda done, total: ctx.progress(f"thm2 {features}", done, total),
+                           runner=ctx.runner)
         return pool, cfg, run
 
     return ctx.shared(("thm2", features, ctx.seed, ctx.budget.name), compute)

@@ -1,0 +1,75 @@
+"""The command line's simulation options: executor, workers, results cache.
+
+``chunk_runner(args)`` turns ``--executor``, ``--jobs``, ``--scheduler``,
+``--cache-dir`` and ``--no-cache`` into a :class:`numeric.chunks.ChunkRunner`
+inside a context that holds the cache lock and the worker pool for the run,
+and maps their failures to one-line usage errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Iterator
+
+from checks.errors import UsageError
+from checks.parsing import positive_int
+from numeric.cache import CacheLocked, CacheUnavailable, ResultCache
+from numeric.chunks import ChunkRunner
+from numeric.executors import EXECUTORS, make_executor
+
+DEFAULT_CACHE_DIR = ".moecl-cache"
+CACHE_ENV = "MOECL_CACHE_DIR"
+
+
+def default_cache_dir() -> str:
+    return os.environ.get(CACHE_ENV) or DEFAULT_CACHE_DIR
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--jobs", type=positive_int("--jobs"), default=1,
+                        help="worker processes for simulation chunks (default 1: in process)")
+    parser.add_argument("--executor", choices=EXECUTORS, default=None,
+                        help="inprocess (default), processes (local pool of --jobs), or dask")
+    parser.add_argument("--scheduler", default=None,
+                        help="Dask scheduler address (with --executor dask; default: a LocalCluster on loopback)")
+    parser.add_argument("--cache-dir", default=None,
+                        help=f"results cache directory (default ${CACHE_ENV} or {DEFAULT_CACHE_DIR})")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+
+
+def _warn(message: str) -> None:
+    print(f"moecl-verify: warning: {message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def chunk_runner(args) -> Iterator[ChunkRunner]:
+    name = args.executor or ("processes" if args.jobs > 1 else "inprocess")
+    if args.scheduler and name != "dask":
+        raise UsageError("--scheduler needs --executor dask")
+    try:
+        executor = make_executor(name, jobs=args.jobs, scheduler=args.scheduler)
+    except (ImportError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    with contextlib.ExitStack() as stack:
+        cache = None
+        if not args.no_cache:
+            cache = ResultCache(args.cache_dir or default_cache_dir(), on_problem=_warn)
+            try:
+                stack.enter_context(cache)
+            except (CacheLocked, CacheUnavailable) as exc:
+                raise UsageError(f"--cache-dir: {exc}") from None
+        try:
+            stack.enter_context(executor)
+        except OSError as exc:
+            raise UsageError(f"--executor {name}: cannot start ({exc})") from None
+        yield ChunkRunner(executor=executor, cache=cache)
+
+
+def cache_summary(runner: ChunkRunner) -> dict:
+    if runner.cache is None:
+        return {"enabled": False}
+    s = runner.cache.stats
+    return {"enabled": True, "directory": str(runner.cache.directory), "hits": s.hits, "misses": s.misses,
+            "corrupt": s.corrupt, "hit_rate": round(s.hit_rate, 4)}

@@ -1,0 +1,209 @@
+"""The results cache: one entry per Monte Carlo chunk, reused by reruns.
+
+An entry is a pair of files named by the chunk's key (a SHA-256 of the
+canonical JSON of the engine, the engine-code version, the full
+configuration, the seed and the chunk index):
+
+* ``<key>.npz``  the chunk's arrays (numpy's npz, loaded with
+  ``allow_pickle=False``: nothing executable is ever read back);
+* ``<key>.json`` the entry's description and the SHA-256 of the npz bytes,
+  written last, so an entry without it was interrupted and is ignored.
+
+Both are written atomically (a temporary file in the same directory, then
+``os.replace``), so a run killed at any instant leaves either a whole entry
+or none.  A corrupt or truncated entry (checksum mismatch, unreadable file) is
+reported through ``on_problem``, deleted and recomputed, never used.
+
+A run holds an exclusive ``flock`` on ``<dir>/lock`` for its lifetime, so two
+runs cannot write one cache at once; the OS drops the lock when the holder
+dies, even by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+FORMAT = 1
+
+
+class CacheLocked(RuntimeError):
+    """Another process holds the cache directory's lock."""
+
+
+class CacheUnavailable(RuntimeError):
+    """The cache directory cannot be created or written."""
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    corrupt: int = 0
+    problems: list = field(default_factory=list)
+
+    @property
+    def hit_rate(self) -> float:
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+
+class ResultCache:
+    """A directory of chunk results; use as a context manager to hold its lock."""
+
+    def __init__(self, directory: str | os.PathLike, on_problem: Callable[[str], object] | None = None):
+        self.directory = Path(directory)
+        self.stats = CacheStats()
+        self._on_problem = on_problem
+        self._lock_fh = None
+
+    # -- lifetime -------------------------------------------------------------
+    def __enter__(self) -> "ResultCache":
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fh = open(self.directory / "lock", "a+")
+        except OSError as exc:
+            raise CacheUnavailable(f"cache directory {str(self.directory)!r} is not writable ({exc.strerror})") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "unknown"
+            fh.close()
+            raise CacheLocked(
+                f"cache directory {str(self.directory)!r} is locked by another run (pid {holder}); "
+                "wait for it, or pass --cache-dir DIR or --no-cache"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._lock_fh = fh
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._lock_fh is not None:
+            fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_UN)
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    # -- entries ----------------------------------------------------------------
+    def _paths(self, key: str) -> tuple[Path, Path]:
+        return self.directory / f"{key}.npz", self.directory / f"{key}.json"
+
+    def _problem(self, key: str, reason: str) -> None:
+        self.stats.corrupt += 1
+        message = f"cache entry {key[:12]} is corrupt ({reason}); recomputing it"
+        self.stats.problems.append(message)
+        if self._on_problem is not None:
+            self._on_problem(message)
+        for path in self._paths(key):
+            if path.exists():
+                path.unlink()
+
+    def get(self, key: str) -> dict[str, np.ndarray] | None:
+        data_path, meta_path = self._paths(key)
+        if not meta_path.exists():
+            self.stats.misses += 1
+            return None
+        try:
+            meta = json.loads(meta_path.read_text())
+            data = data_path.read_bytes()
+        except (OSError, ValueError) as exc:
+            self._problem(key, f"unreadable: {exc}")
+            self.stats.misses += 1
+            return None
+        if meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(data).hexdigest():
+            self._problem(key, "checksum mismatch" if meta.get("format") == FORMAT else "unknown format")
+            self.stats.misses += 1
+            return None
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+                arrays = {name: npz[name] for name in npz.files}
+        except (OSError, ValueError) as exc:
+            self._problem(key, f"unloadable npz: {exc}")
+            self.stats.misses += 1
+            return None
+        self.stats.hits += 1
+        return arrays
+
+    def put(self, key: str, arrays: dict[str, np.ndarray], description: dict) -> None:
+        data = _npz_bytes(arrays)
+        data_path, meta_path = self._paths(key)
+        _atomic_write(data_path, data)
+        meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                "description": description}
+        _atomic_write(meta_path, json.dumps(meta, sort_keys=True).encode())
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    directory: str
+    entries: int
+    incomplete: int
+    total_bytes: int
+    engine_versions: tuple[str, ...]
+
+    def __str__(self) -> str:
+        versions = ", ".join(v[:12] for v in self.engine_versions) or "none"
+        return (f"cache {self.directory}: {self.entries} entries, {self.total_bytes / 1e6:.1f} MB, "
+                f"{self.incomplete} incomplete, engine versions: {versions}")
+
+
+def info(directory: str | os.PathLike) -> CacheInfo:
+    path = Path(directory)
+    metas = sorted(path.glob("*.json")) if path.is_dir() else []
+    datas = sorted(path.glob("*.npz")) if path.is_dir() else []
+    versions = set()
+    for meta_path in metas:
+        try:
+            versions.add(json.loads(meta_path.read_text())["description"]["engine_version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    total = sum(p.stat().st_size for p in metas + datas)
+    complete = {p.stem for p in metas}
+    return CacheInfo(str(path), len(metas), sum(1 for p in datas if p.stem not in complete), total,
+                     tuple(sorted(versions)))
+
+
+def clear(directory: str | os.PathLike) -> int:
+    """Delete every entry (under the lock); return how many files went."""
+    path = Path(directory)
+    if not path.is_dir():
+        return 0
+    removed = 0
+    with ResultCache(path):
+        for entry in list(path.iterdir()):
+            if entry.name != "lock" and entry.suffix in (".npz", ".json") or entry.name.startswith(".tmp-"):
+                entry.unlink()
+                removed += 1
+    return removed

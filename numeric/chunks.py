@@ -1,0 +1,129 @@
+"""Monte Carlo chunks: what one unit of simulation work is, its cache key, and how a run executes them.
+
+A :class:`Chunk` is a module-level engine function and its keyword arguments
+(all picklable: arrays, frozen dataclasses, numbers, strings), so it can run in
+this process, in a worker process or on a Dask worker.  Its result is a flat
+``dict[str, ndarray]`` — exactly what the cache stores as npz.
+
+The cache key is the SHA-256 of a canonical JSON of the engine's name, the
+engine-code version (a hash of the simulator's source files, so editing the
+simulator invalidates old entries), and every argument; arrays enter by
+dtype, shape and a hash of their bytes.  The seed, the claim's key and the
+chunk index are arguments, so they are part of the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from numeric.cache import ResultCache
+from numeric.executors import InProcess
+
+# The simulator proper: any edit to these files changes every key.
+ENGINE_FILES = ("draws.py", "expert.py", "gate.py", "moe.py", "pool.py", "seeding.py", "single_expert.py")
+
+
+@functools.lru_cache(maxsize=1)
+def engine_version() -> str:
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in ENGINE_FILES:
+        digest.update(name.encode())
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class Chunk:
+    fn: Callable[..., dict]
+    kwargs: dict
+    size: int  # replicates in this chunk, for progress
+
+    @property
+    def engine(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+
+def compute(chunk: Chunk) -> dict[str, np.ndarray]:
+    return chunk.fn(**chunk.kwargs)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return {"ndarray": str(value.dtype), "shape": list(value.shape),
+                "sha256": hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"dataclass": type(value).__name__,
+                "fields": {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else repr(value)
+    raise TypeError(f"cannot key a chunk argument of type {type(value).__name__}")
+
+
+def description(chunk: Chunk) -> dict:
+    return {"engine": chunk.engine, "engine_version": engine_version(), "kwargs": _canonical(chunk.kwargs)}
+
+
+def cache_key(chunk: Chunk) -> str:
+    text = json.dumps(description(chunk), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class ChunkRunner:
+    """Runs chunks on an executor, reusing and filling a cache.
+
+    Chunks finished by an interrupted run are in the cache, so the same
+    command resumes where it stopped; results are placed by position, so they
+    are identical whatever the executor or finishing order.
+    """
+
+    executor: Any = field(default_factory=InProcess)
+    cache: ResultCache | None = None
+
+    def run(self, chunks: Sequence[Chunk], progress: Callable[[int, int], object] | None = None) -> list[dict]:
+        total = sum(c.size for c in chunks)
+        results: list[dict | None] = [None] * len(chunks)
+        keys = [cache_key(c) for c in chunks] if self.cache is not None else [None] * len(chunks)
+        done = 0
+        pending = []
+        for i, chunk in enumerate(chunks):
+            hit = self.cache.get(keys[i]) if self.cache is not None else None
+            if hit is None:
+                pending.append(i)
+            else:
+                results[i] = hit
+                done += chunk.size
+        if done and progress is not None:
+            progress(done, total)
+        for position, arrays in self.executor.map_unordered([chunks[i] for i in pending]):
+            i = pending[position]
+            if self.cache is not None:
+                self.cache.put(keys[i], arrays, description(chunks[i]))
+            results[i] = arrays
+            done += chunks[i].size
+            if progress is not None:
+                progress(done, total)
+        return results  # type: ignore[return-value]
+
+
+def default_runner() -> ChunkRunner:
+    return ChunkRunner()

@@ -1,0 +1,87 @@
+"""The results cache from the command line: reuse, resume after SIGKILL, info/clear, --no-cache, the lock."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from checks import runner
+from checks.cli import main
+from numeric.cache import ResultCache
+from reports import results_json
+
+# A sweep of 20 chunks (Proposition 2 at smoke: 5 sigma0 x 2 constants x t1/t2).
+SWEEP = ["run", "--claims", "prop2.*", "--budget", "smoke", "--seed", "0", "--quiet", "--format", "json"]
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "checks", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def _entries(cache):
+    return len(list(cache.glob("*.json"))) if cache.is_dir() else 0
+
+
+def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(tmp_path):
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    command = [sys.executable, "-m", "checks", *SWEEP, "--out", str(out), "--cache-dir", str(cache)]
+    victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while _entries(cache) < 4 and victim.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    victim.send_signal(signal.SIGKILL)
+    assert victim.wait(timeout=30) == -signal.SIGKILL, "the run finished before it could be killed"
+    finished = _entries(cache)
+    assert 4 <= finished < 20 and not (out / "results.json").exists()
+
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    stats = json.loads((out / "run-info.json").read_text())["cache"]
+    assert stats["hits"] >= finished and stats["hits"] + stats["misses"] == 20 and stats["corrupt"] == 0
+
+    uninterrupted = results_json.dumps(runner.run(["prop2.*"], budget="smoke", seed=0))
+    assert (out / "results.json").read_text(encoding="utf-8") == uninterrupted
+
+
+def test_rerun_hits_every_chunk_then_info_and_clear(tmp_path, capsys):
+    cache = tmp_path / "c"
+    args = ["run", "--claims", "lemma6", "--budget", "smoke", "--quiet", "--format", "json", "--cache-dir", str(cache)]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    info_a = json.loads((tmp_path / "a" / "run-info.json").read_text())["cache"]
+    info_b = json.loads((tmp_path / "b" / "run-info.json").read_text())["cache"]
+    assert info_a["misses"] == 10 and info_b == {**info_a, "hits": 10, "misses": 0, "hit_rate": 1.0}
+    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+    capsys.readouterr()
+    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "10 entries" in capsys.readouterr().out
+    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
+    assert "removed 20 files" in capsys.readouterr().out
+    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "0 entries" in capsys.readouterr().out
+
+
+def test_a_locked_cache_is_a_one_line_usage_error(tmp_path):
+    with ResultCache(tmp_path / "c"):
+        proc = cli("run", "--claims", "lemma4", "--quiet", "--format", "json", "--out", str(tmp_path / "o"),
+                   "--cache-dir", str(tmp_path / "c"))
+        cleared = cli("cache", "clear", "--cache-dir", str(tmp_path / "c"))
+        bypass = cli("run", "--claims", "lemma6", "--budget", "smoke", "--quiet", "--format", "json", "--out", str(tmp_path / "o"),
+                     "--cache-dir", str(tmp_path / "c"), "--no-cache")
+    assert proc.returncode == 2 and cleared.returncode == 2
+    assert bypass.returncode == 0, bypass.stderr  # --no-cache neither reads nor writes, so needs no lock
+    assert json.loads((tmp_path / "o" / "run-info.json").read_text())["cache"] == {"enabled": False}
+    assert proc.stderr.count("\n") == 1 and "locked by another run" in proc.stderr and f"pid {os.getpid()}" in proc.stderr
+
+
+@pytest.mark.parametrize("args, word", [
+    (["--jobs", "0"], "--jobs"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+    (["--executor", "threads"], "--executor"),
+])
+def test_bad_execution_options_exit_2(tmp_path, args, word):
+    proc = cli("run", "--claims", "lemma4", "--quiet", "--out", str(tmp_path), *args)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and word in proc.stderr
