@@ -23,6 +23,12 @@ def test_theorem1_verdicts_at_smoke():
     run = runner.run(["thm1.forgetting_early", "thm1.forgetting_late"], budget="smoke", seed=0)
     assert all(r.verdict == "refuted" for r in run.results)
     assert {"thm1.eq19.bound_fails", "thm1.late_forgetting_identity"} <= {s.id for s in run.slips}
+    parts = [(r.id, r.config.get("part")) for r in run.results]
+    for claim in ("thm1.forgetting_early", "thm1.forgetting_late"):
+        assert (claim, "conditional on the routing") in parts
+        assert {(claim, f"Figure 2 configuration, M = {M}") for M in (10, 20)} <= set(parts)
+    conditional = [r for r in run.results if r.config.get("part") == "conditional on the routing"]
+    assert all(r.p_value is None and "Exact counterexample" in r.evidence for r in conditional)
 
 
 def test_smallest_counterexample_and_the_t2_algebra():

@@ -1,0 +1,46 @@
+"""Exact conditional errors (rationals) and the shrinker for Theorem 1's bounds."""
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from numeric.conditional_oracle import conditional_errors as float_oracle
+from theory.conditional import conditional_errors, eq19_rhs, eq20_rhs, pool_constants, smallest_violation
+
+HALF = Fraction(1, 2)
+E1, E2 = (Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))
+
+
+def test_hand_computed_sequences():
+    # r = 1/2, w_1 = e1, w_2 = e2; one expert takes task 1 then task 2:
+    # E||w_1 - w_1||^2 = 1/2, then E||w_2 - w_1||^2 = 1/2 * 1/2 + 1/2 * 2 = 5/4, so F_2 = 3/4.
+    errs = conditional_errors([E1, E2], (0, 1), (0, 0), 3, HALF)
+    assert errs.forgetting == (None, Fraction(3, 4))
+    assert pool_constants([E1, E2]) == (1, 1)
+    # eq. (19) at t = 2, L_2 = 2, L_1 = 1: (r^2 - r)(S - D) = 0 < 3/4: the bound fails.
+    assert eq19_rhs((0, 0), 3, 2, HALF, Fraction(1), Fraction(1)) == 0
+    # tasks 1, 1, 2 on one expert: G_3 = (9/8 + 9/8 + 7/8) / 3 = 25/24 > r^3 S + (1 - r^3) D = 1.
+    assert conditional_errors([E1, E2], (0, 0, 1), (0, 0, 0), 3, HALF).generalization[-1] == Fraction(25, 24)
+    assert eq20_rhs((0, 0, 0), 3, 3, HALF, Fraction(1), Fraction(1)) == 1
+
+
+def test_shrinker_returns_the_shortest_violations():
+    early = smallest_violation("eq19", exceeds=True)
+    assert (early.horizon, early.tasks, early.chosen, early.lhs, early.rhs) == (2, (0, 1), (0, 0), Fraction(3, 4), 0)
+    general = smallest_violation("eq20", exceeds=True)
+    assert general.horizon == 3 and general.lhs == Fraction(25, 24) and general.rhs == 1
+    late = smallest_violation("late")
+    assert late.horizon == 3 and late.T1 == 2 and late.lhs != late.rhs
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=8),
+       st.lists(st.integers(-3, 3), min_size=6, max_size=6))
+def test_rational_and_float_oracles_agree(rounds, entries):
+    W = np.array(entries, dtype=float).reshape(3, 2)
+    tasks, chosen = zip(*rounds)
+    exact = conditional_errors([tuple(Fraction(int(x)) for x in w) for w in W], tasks, chosen, 4, Fraction(2, 5))
+    approx = float_oracle(W, np.array([tasks]), np.array([chosen]), 4, 0.4)
+    np.testing.assert_allclose(approx["generalization"][0], [float(g) for g in exact.generalization], atol=1e-12)
+    np.testing.assert_allclose(approx["forgetting"][0, 1:], [float(f) for f in exact.forgetting[1:]], atol=1e-12)
