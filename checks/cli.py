@@ -268,7 +268,15 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command == "simulate" and args.config:
+            from checks import cli_simulate
+
+            words = list(sys.argv[1:] if argv is None else argv)
+            sim = parser._subparsers._group_actions[0].choices["simulate"]
+            args = cli_simulate.apply_config(sim, words[words.index("simulate") + 1:], args.config)
+            args.command = "simulate"
         return COMMANDS[args.command](args)
     except UsageError as exc:
         print(f"moecl-verify: error: {exc}", file=sys.stderr)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 
 import numpy as np
 
@@ -16,8 +18,14 @@ from checks.errors import UsageError
 from checks.parsing import finite_float, nonneg_int
 
 
+DRAWS_PER_CHUNK_BYTES = 64 * 2**20  # one chunk's feature matrices; keeps peak memory bounded whatever T is
+
+
 def add_parser(sub) -> None:
     sim = sub.add_parser("simulate", help="run a simulator and print mean ± s.e. of F_t and G_t per round")
+    sim.add_argument("--config", default=None,
+                     help="JSON file of option values (keys are option names, e.g. {\"M\": 10, \"no-termination\": true}); "
+                     "options given on the command line win")
     sim.add_argument("--model", default="single", choices=["single", "moe"])
     sim.add_argument("--features", default="definition1", choices=["definition1", "gaussian"])
     sim.add_argument("--d", type=nonneg_int("--d"), default=10)
@@ -61,8 +69,8 @@ def _validate(args) -> None:
         raise UsageError(f"--T must be an integer >= 2 (F_t needs t >= 2), got {args.T}")
     if args.sigma0 <= 0:
         raise UsageError(f"--sigma0 must be > 0, got {args.sigma0}")
-    if args.sigma_t < 0 or (args.sigma_t == 0 and args.features == "definition1" and args.s > 1):
-        raise UsageError(f"--sigma-t must be > 0 for definition1 features with s >= 2, got {args.sigma_t}")
+    if args.sigma_t < 0:
+        raise UsageError(f"--sigma-t must be >= 0, got {args.sigma_t}")
     if args.beta_max <= 0:
         raise UsageError(f"--beta-max must be > 0, got {args.beta_max}")
     if args.signal_scale <= 0:
@@ -81,6 +89,74 @@ def _validate(args) -> None:
                 raise UsageError(f"--{name} must be >= 0, got {getattr(args, name)}")
         if args.pool == "clustered" and not 1 <= args.K <= args.N:
             raise UsageError(f"--K must be in [1, N = {args.N}], got {args.K}")
+
+
+def _warnings(args) -> list[str]:
+    """Legal but unusual settings, handled as documented; said once on stderr."""
+    out = []
+    if args.sigma0 >= 1:
+        out.append(f"--sigma0 {args.sigma0:g} >= 1 lies outside the paper's regime sigma0 in (0, 1) (Section 3.2): the "
+                   "model is well defined, but no claim's asymptotics in sigma0 apply")
+    if args.sigma_t == 0 and args.features == "definition1" and args.s > 1:
+        out.append("--sigma-t 0 makes Definition 1's s - 1 noise columns vanish, so X_t^T X_t is singular: each step is "
+                   "the minimum-norm step through the pseudo-inverse (the expert moves only along beta_t v_n)")
+    if args.model == "moe" and args.lam == 0:
+        out.append("--lam 0: no routing noise, top-1 routing is the plain argmax of the gate outputs")
+    return out
+
+
+def memory_plan(R: int, T: int, d: int, s: int, moe: bool, limit: int | None = None) -> int:
+    """The chunk size (replicates per chunk) that keeps one chunk's features under
+    DRAWS_PER_CHUNK_BYTES; raises UsageError when the per-round results alone
+    (R x T float64 per series) or one replicate's features exceed ``limit``
+    (default: half of this machine's memory)."""
+    if limit is None:
+        limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    series = 5 if moe else 4
+    results = R * T * 8 * series
+    per_replicate = T * d * s * 8 * 2  # Definition 1 transiently holds two copies
+    if results + per_replicate > limit:
+        raise UsageError(
+            f"--T {T} with --replicates {R} needs about {(results + per_replicate) / 2**30:.1f} GiB for per-round "
+            f"results and features, over this machine's limit of {limit / 2**30:.1f} GiB; lower --T or --replicates"
+        )
+    default = 100 if moe else 256
+    return max(1, min(default, DRAWS_PER_CHUNK_BYTES // per_replicate))
+
+
+def apply_config(parser, argv: list[str], path: str):
+    """Parse ``argv`` with the values of the JSON file ``path`` as defaults."""
+    import argparse
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {path!r} ({exc.strerror})") from None
+    except ValueError as exc:
+        raise UsageError(f"--config: {path!r} is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"--config: {path!r} must hold a JSON object of option values")
+    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config", "command")}
+    defaults = {}
+    for key, value in doc.items():
+        dest = str(key).lstrip("-").replace("-", "_")
+        action = actions.get(dest)
+        if action is None:
+            known = ", ".join(sorted(a.option_strings[0].lstrip("-") for a in actions.values() if a.option_strings))
+            raise UsageError(f"--config: unknown key {key!r} in {path!r} (known: {known})")
+        if isinstance(action, argparse._StoreTrueAction):
+            if not isinstance(value, bool):
+                raise UsageError(f"--config: {key!r} must be true or false, got {value!r}")
+        elif isinstance(value, (dict, list)) or value is None:
+            raise UsageError(f"--config: {key!r} must be a number or a string, got {value!r}")
+        else:
+            value = action.type(str(value)) if action.type else str(value)
+            if action.choices and value not in action.choices:
+                raise UsageError(f"--config: {key!r} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
+        defaults[dest] = value
+    parser.set_defaults(**defaults)
+    return parser.parse_args(argv)
 
 
 def _rows(run, every: int) -> list[dict]:
@@ -105,6 +181,9 @@ def cmd_simulate(args) -> int:
     from numeric.seeding import generator_for
 
     _validate(args)
+    chunk_size = memory_plan(args.replicates, args.T, args.d, args.s, args.model == "moe")
+    for warning in _warnings(args):
+        print(f"moecl-verify: note: {warning}", file=sys.stderr)
     rng = generator_for(args.seed, "simulate", "pool")
     if args.model == "moe" and args.pool == "clustered":
         pool = make_clustered_pool(
@@ -121,6 +200,7 @@ def cmd_simulate(args) -> int:
         sigma_t=args.sigma_t,
         beta_max=args.beta_max,
         seed=args.seed,
+        chunk_size=chunk_size,
         progress=lambda done, total: progress("simulate", done, total),
     )
     header = {

@@ -19,10 +19,13 @@ def min_norm_update(w_prev: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndar
     Batched over any leading axes: ``w_prev`` (..., d), ``X`` (..., d, s),
     ``y`` (..., s); leading axes broadcast.  Returns (..., d).
 
-    Assumes every ``X`` has full column rank s (s <= d), so ``X^T X`` is
-    invertible; the linear system is solved with ``numpy.linalg.solve``
-    rather than forming an inverse.  A rank-deficient ``X`` raises
-    ``numpy.linalg.LinAlgError``.
+    With full column rank s (s <= d) ``X^T X`` is invertible and the system
+    is solved with ``numpy.linalg.solve`` rather than forming an inverse.  A
+    batch holding a rank-deficient ``X`` (e.g. Definition 1 with sigma_t = 0,
+    whose noise columns vanish) takes the same minimum-norm step through the
+    pseudo-inverse, ``w + X (X^T X)^+ (y - X^T w) = w + (X^T)^+ (y - X^T w)``,
+    which is still the point closest to ``w_{t-1}`` with ``X^T w = y`` when
+    the system is consistent (it is: y = X^T w_n).
     """
     w_prev = np.asarray(w_prev, dtype=np.float64)
     X = np.asarray(X, dtype=np.float64)
@@ -31,5 +34,8 @@ def min_norm_update(w_prev: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndar
     Xt = np.ascontiguousarray(np.swapaxes(X, -1, -2))
     gram = Xt @ X
     residual = y - (Xt @ w_prev[..., None])[..., 0]
-    coeffs = np.linalg.solve(gram, residual[..., None])
+    try:
+        coeffs = np.linalg.solve(gram, residual[..., None])
+    except np.linalg.LinAlgError:
+        coeffs = np.linalg.pinv(gram, hermitian=True) @ residual[..., None]
     return w_prev + (X @ coeffs)[..., 0]

@@ -12,3 +12,11 @@ def _private_cache_dir(tmp_path_factory):
     mp.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("moecl-cache")))
     yield
     mp.undo()
+
+
+# Hypothesis draws the same examples on every run, so the suite cannot flake;
+# widen the search locally with --hypothesis-seed or a different profile.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("deterministic", derandomize=True, print_blob=True)
+_hypothesis_settings.load_profile("deterministic")
