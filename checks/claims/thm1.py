@@ -106,8 +106,7 @@ def _conditional(ctx: Context, claim_id: str, kind: str, bound: str, formula: st
     count, text = conditional_reading.realized(lhs, rhs, pool.S + pool.D, identity,
                                                f"N = 3, M = 10, gaussian, t in {list(horizons)}")
     return conditional_reading.entry(claim_id, SOURCE, kind, formula, conditional_reading.smallest(bound), count, text,
-                                     **{k: v for k, v in _config(ctx, pool, cfg, "gaussian", horizons).items()
-                                        if k != "features"})
+                                     **_config(ctx, pool, cfg, "gaussian", horizons))
 
 
 def measure_early(ctx: Context) -> list:

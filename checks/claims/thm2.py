@@ -102,7 +102,7 @@ def measure_generalization(ctx: Context) -> list:
                                                f"N = 6, K = 2, M = 4, gaussian, T = {CONFIG['T']}")
     out.append(conditional_reading.entry(
         "thm2.generalization", SOURCE, "bound", "E[G_T | routing] < eq. (22) RHS(routing) for every sequence", None,
-        count, text, **{k: v for k, v in CONFIG.items()}, T1=cfg.exploration_rounds, r=r, S=pool.S, D=pool.D,
+        count, text, features="gaussian", **CONFIG, T1=cfg.exploration_rounds, r=r, S=pool.S, D=pool.D,
         Psi1=psi1, Psi2=psi2, replicates=REPLICATES[ctx.budget.name], seed=ctx.seed))
     return out + theorems_at_fig2.thm2_generalization(ctx)
 
