@@ -43,6 +43,9 @@ class ScalingFit:
     high: float
     level: float
     replicates: int
+    # Interval on (local exponent over the three largest sigma0) - (over the three smallest).
+    curvature_low: float | None = None
+    curvature_high: float | None = None
 
     def __str__(self) -> str:
         return (
@@ -63,29 +66,47 @@ def fit_exponent(
     rng: np.random.Generator,
     level: float = 0.99,
     resamples: int = 2000,
+    quantile: float | None = None,
 ) -> ScalingFit:
-    """Fit log(mean y) = log C + k log(sigma0); bootstrap the replicates for an interval on k."""
+    """Fit log(stat y) = log C + k log(sigma0), stat the mean (or the ``quantile``-quantile)
+    over replicates; bootstrap the replicates within each sigma0 for an interval on k.
+
+    With four or more sigma0 the same resamples also give the local exponents
+    over the three largest and the three smallest sigma0 and a ``level``
+    interval on their difference (the curvature of the log-log curve), which
+    :func:`decide_scaling` uses to tell a law from a pre-asymptotic bend.
+    """
     if len(sigma0) != len(samples) or len(sigma0) < 3:
         raise ValueError("a scaling fit needs at least three sigma0 values, one sample each")
     x = np.log(np.asarray(sigma0, dtype=float))
     data = [np.asarray(s, dtype=float) for s in samples]
-    if any(s.size < 2 or np.any(~np.isfinite(s)) or np.any(s.mean() <= 0) for s in data):
-        raise ValueError("each sample needs >= 2 finite values with a positive mean")
-    means = np.array([s.mean() for s in data])
+
+    def stat(a: np.ndarray, axis=None):
+        return a.mean(axis=axis) if quantile is None else np.quantile(a, quantile, axis=axis)
+
+    if any(s.size < 2 or np.any(~np.isfinite(s)) for s in data):
+        raise ValueError("each sample needs >= 2 finite values")
+    means = np.array([stat(s) for s in data])
+    if np.any(means <= 0):
+        raise ValueError("the fitted statistic must be positive at every sigma0")
     k, c = _slope(x, np.log(means))
-    # Resampled means, sample by sample, in blocks that keep index arrays near 8 MB.
+    # Resampled statistics, sample by sample, in blocks that keep index arrays near 8 MB.
     boot_means = np.empty((resamples, len(data)))
     for j, s in enumerate(data):
         block = max(1, 1_000_000 // s.size)
         for start in range(0, resamples, block):
             stop = min(resamples, start + block)
-            boot_means[start:stop, j] = s[rng.integers(0, s.size, (stop - start, s.size))].mean(axis=1)
-    # Least-squares slopes of all resamples at once: k = sum (x - xbar)(y - ybar) / sum (x - xbar)^2.
-    xc = x - x.mean()
+            boot_means[start:stop, j] = stat(s[rng.integers(0, s.size, (stop - start, s.size))], axis=1)
     log_m = np.log(np.maximum(boot_means, 1e-300))
-    boot = (log_m - log_m.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+    boot = _slopes(x, log_m)
     alpha = 1 - level
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    curvature = (None, None)
+    if len(data) >= 4:
+        order = np.argsort(x)[::-1]  # largest sigma0 first
+        big, small = order[:3], order[-3:]
+        bend = _slopes(x[big], log_m[:, big]) - _slopes(x[small], log_m[:, small])
+        curvature = tuple(float(v) for v in np.quantile(bend, [alpha / 2, 1 - alpha / 2]))
     return ScalingFit(
         sigma0=tuple(float(v) for v in sigma0),
         means=tuple(float(v) for v in means),
@@ -95,11 +116,61 @@ def fit_exponent(
         high=float(high),
         level=level,
         replicates=min(s.size for s in data),
+        curvature_low=curvature[0],
+        curvature_high=curvature[1],
     )
 
 
+def _slopes(x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of every row of ``log_y`` on ``x`` at once."""
+    xc = x - x.mean()
+    return (log_y - log_y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def local_exponents(fit: ScalingFit) -> tuple[float, float]:
+    """Least-squares slopes over the three largest and the three smallest sigma0 (of the means)."""
+    order = np.argsort(fit.sigma0)[::-1]
+    x = np.log(np.asarray(fit.sigma0, dtype=float)[order])
+    y = np.log(np.asarray(fit.means, dtype=float)[order])
+    return _slope(x[:3], y[:3])[0], _slope(x[-3:], y[-3:])[0]
+
+
+def _satisfies(law: str, e: float, k: float, tolerance: float) -> bool:
+    if law == "O":
+        return e >= k - tolerance
+    if law == "Omega":
+        return e <= k + tolerance
+    return abs(e - k) <= tolerance
+
+
 def decide_scaling(fit: ScalingFit, law: str, k: float, tolerance: float = 0.1) -> tuple[str, str]:
-    """(verdict, reason) for the claim y = law(sigma0^k) given the fitted interval."""
+    """(verdict, reason) for the claim y = law(sigma0^k) given the fitted interval.
+
+    An asymptotic claim is about sigma0 -> 0, and a sweep sees only a window.
+    With four or more sigma0 the local exponents over the three largest and
+    the three smallest values are compared, and a verdict is downgraded to
+    ``inconclusive`` when the curve bends against it: a refutation whose local
+    exponent at the smallest sigma0 satisfies the claim, or moves toward it by
+    more than ``tolerance`` with a curvature interval that excludes zero (a
+    bend, not noise); or a confirmation whose local exponent at the smallest
+    sigma0 violates the claim.  The guard only ever withdraws a verdict.
+    """
+    verdict, reason = _decide_interval(fit, law, k, tolerance)
+    if len(fit.sigma0) < 4 or verdict not in ("refuted", "confirmed"):
+        return verdict, reason
+    early, late = local_exponents(fit)
+    bend = f"local exponent {early:.2f} over the three largest sigma0, {late:.2f} over the three smallest"
+    bends = fit.curvature_low is not None and (fit.curvature_low > 0 or fit.curvature_high < 0)
+    toward = abs(late - k) < abs(early - k) - tolerance and bends
+    if verdict == "refuted" and (_satisfies(law, late, k, tolerance) or toward):
+        return "inconclusive", (f"{reason}, but the {bend} moves toward the claimed {k}: the sweep may not reach "
+                                "the asymptotic regime")
+    if verdict == "confirmed" and not _satisfies(law, late, k, tolerance):
+        return "inconclusive", f"{reason}, but the {bend} violates the claim at the small-sigma0 end"
+    return verdict, f"{reason}; {bend}"
+
+
+def _decide_interval(fit: ScalingFit, law: str, k: float, tolerance: float) -> tuple[str, str]:
     if law not in LAWS:
         raise ValueError(f"law must be one of {LAWS}, got {law!r}")
     lo, hi = fit.low, fit.high

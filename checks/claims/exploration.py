@@ -64,7 +64,7 @@ import sympy as sp
 from checks.context import Context
 from checks.model import ClaimResult, Interpretation, Slip, exact_result
 from checks.registry import Claim, register
-from checks.scaling import ScalingFit, decide_scaling, reconcile_constants
+from checks.scaling import ScalingFit, decide_scaling, fit_exponent, reconcile_constants
 from checks.stats import normal_upper_quantile
 from numeric.chunks import Chunk
 from numeric.gate_trace import GateTrace, run_gate_trace
@@ -289,39 +289,8 @@ def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
 
 def fit_exponent_batched(sigma0: list[float], samples: list[np.ndarray], rng: np.random.Generator,
                          q: float | None = None, level: float = LEVEL, resamples: int = 2000) -> ScalingFit:
-    """:func:`checks.scaling.fit_exponent`'s fit, with the bootstrap vectorized, for the mean (q None) or the
-    q-quantile across replicates.
-
-    log(statistic) = log C + k log(sigma0) by least squares; the interval on k is
-    the percentile bootstrap that resamples replicates within each sigma0, all
-    resamples drawn at once (one (resamples, n) index block per sigma0, in sweep
-    order) and all slopes solved in one least-squares call.
-    """
-    if len(sigma0) != len(samples) or len(sigma0) < 3:
-        raise ValueError("a scaling fit needs at least three sigma0 values, one sample each")
-    x = np.log(np.asarray(sigma0, dtype=float))
-    data = [np.asarray(s, dtype=float) for s in samples]
-    if any(s.size < 2 or np.any(~np.isfinite(s)) for s in data):
-        raise ValueError("each sample needs >= 2 finite values")
-
-    def stat(a: np.ndarray, axis=None):
-        return a.mean(axis=axis) if q is None else np.quantile(a, q, axis=axis)
-
-    values = np.array([stat(s) for s in data])
-    if np.any(values <= 0):
-        raise ValueError("the statistic must be positive at every sigma0")
-    A = np.vstack([x, np.ones_like(x)]).T
-    k, c = np.linalg.lstsq(A, np.log(values), rcond=None)[0]
-    boot = np.empty((resamples, len(data)))
-    for i, s in enumerate(data):
-        boot[:, i] = stat(s[rng.integers(0, s.size, size=(resamples, s.size))], axis=1)
-    # One least-squares solve for every bootstrap replicate (columns of the right-hand side).
-    slopes = np.linalg.lstsq(A, np.log(np.maximum(boot, 1e-300)).T, rcond=None)[0][0]
-    alpha = 1 - level
-    low, high = np.quantile(slopes, [alpha / 2, 1 - alpha / 2])
-    return ScalingFit(sigma0=tuple(float(v) for v in sigma0), means=tuple(float(v) for v in values),
-                      exponent=float(k), constant=math.exp(float(c)), low=float(low), high=float(high), level=level,
-                      replicates=min(s.size for s in data))
+    """The mean (q None) or q-quantile scaling fit of :func:`checks.scaling.fit_exponent`."""
+    return fit_exponent(sigma0, samples, rng, level=level, resamples=resamples, quantile=q)
 
 
 def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str, k: float, samples: list[np.ndarray],

@@ -42,3 +42,21 @@ def test_bad_input():
         fit_exponent(SIGMA0[:2], _manufactured(1.0)[:2], np.random.default_rng(0))
     with pytest.raises(ValueError):
         decide_scaling(fit_exponent(SIGMA0, _manufactured(1.0), np.random.default_rng(0), resamples=50), "Big", 1.0)
+
+
+def test_a_curve_bending_toward_the_claim_is_not_refuted():
+    # y = sigma0^2 + 0.05 sigma0: local exponent 1.9 at sigma0 = 0.4 bending to 1.3 at 0.025.
+    rng = np.random.default_rng(4)
+    samples = [(s**2 + 0.05 * s) * rng.lognormal(0.0, 0.02, 400) for s in SIGMA0]
+    fit = fit_exponent(SIGMA0, samples, np.random.default_rng(5), resamples=400)
+    assert fit.low > 1.1  # the whole-range interval alone would refute Omega(sigma0)
+    verdict, reason = decide_scaling(fit, "Omega", 1.0)
+    assert verdict == "inconclusive" and "moves toward" in reason
+    # A straight power law keeps its refutation, and a confirmation whose small-sigma0 end
+    # violates the claim is withdrawn.
+    straight = fit_exponent(SIGMA0, _manufactured(1.5), np.random.default_rng(6), resamples=400)
+    assert decide_scaling(straight, "Omega", 1.0)[0] == "refuted"
+    bent = [(s**0.5 + 5 * s**2) * rng.lognormal(0.0, 0.02, 400) for s in SIGMA0]
+    bent_fit = fit_exponent(SIGMA0, bent, np.random.default_rng(7), resamples=400)
+    verdict, reason = decide_scaling(bent_fit, "O", 0.75)  # whole-range interval [0.77, 0.78]
+    assert verdict == "inconclusive" and "violates the claim" in reason
