@@ -29,6 +29,8 @@ CLAIM_MODULES = (
     "checks.claims.exploration",
     "checks.claims.exploration_signal",
     "checks.claims.prop2",
+    "checks.claims.prop1_prop3",
+    "checks.claims.lemma13_15",
     "checks.claims.lemma16",
     "checks.claims.thm1",
     "checks.claims.thm1_m1",
