@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from checks.cli import main
+
 
 def cli(*args, cwd=None):
     return subprocess.run(
@@ -15,20 +17,20 @@ def cli(*args, cwd=None):
 
 def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
     out = tmp_path / "rep"
-    proc = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md")
+    proc = cli("run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())
-    assert {e["id"] for e in doc["results"]} == {"prop4.generalization"}
+    assert {e["id"] for e in doc["results"]} == {"lemma2"}
     assert (out / "report.md").read_text().startswith("# moecl-verify report")
     info = json.loads((out / "run-info.json").read_text())
     assert "wall_seconds" in info
-    strict = cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--strict", "--quiet", "--format", "json")
-    assert strict.returncode == 1  # eq. (18) as printed is refuted
+    strict = main(["run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--strict", "--quiet", "--format", "json"])
+    assert strict == 1  # Lemma 2 as printed is refuted
 
 
 def test_report_rerenders_without_recomputing(tmp_path):
     out = tmp_path / "rep"
-    assert cli("run", "--claims", "prop4.generalization", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md").returncode == 0
+    assert main(["run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md"]) == 0
     again = tmp_path / "again"
     proc = cli("report", "--from", str(out / "results.json"), "--out", str(again), "--format", "json,md")
     assert proc.returncode == 0, proc.stderr
@@ -64,13 +66,15 @@ def test_bad_usage_exits_2_with_one_line(args, names):
     assert "Traceback" not in proc.stderr
 
 
-def test_list_and_show():
-    listing = cli("list")
-    assert listing.returncode == 0 and "prop4.forgetting" in listing.stdout
-    show = cli("show", "prop4.forgetting")
-    assert show.returncode == 0
+def test_list_and_show(capsys):
+    assert main(["list"]) == 0
+    listing = capsys.readouterr().out
+    for claim in ("prop4.forgetting", "lemma11.step3", "prop3", "lemma1"):
+        assert claim in listing
+    assert main(["show", "prop4.forgetting"]) == 0
+    show = capsys.readouterr().out
     for form in ("[stated]", "[corrected]", "[derived]", "LaTeX:"):
-        assert form in show.stdout
+        assert form in show
 
 
 def test_simulate_json_reports_mean_and_stderr():
