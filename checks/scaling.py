@@ -47,6 +47,14 @@ class ScalingFit:
     curvature_low: float | None = None
     curvature_high: float | None = None
 
+    def summary(self) -> dict:
+        """What a results entry records of the fit (JSON-ready): the report's scaling table reads it."""
+        out = {"fitted_constant": self.constant, "exponent_interval": [self.low, self.high],
+               "sigma0_range": [min(self.sigma0), max(self.sigma0)]}
+        if len(self.sigma0) >= 4:
+            out["local_exponents"] = list(local_exponents(self))
+        return out
+
     def __str__(self) -> str:
         return (
             f"exponent {self.exponent:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.level:.0%} bootstrap), "

@@ -108,6 +108,7 @@ def render(run: RunResult, figures: dict[str, str] | None = None) -> str:
     add("")
     add("What the verdicts mean: " + "; ".join(f"**{k}**: {v}" for k, v in VERDICT_WORDS.items()) + ".")
     add("")
+    _scaling_section(add, run)
     for claim in run.claims:
         _claim_section(add, claim, [r for r in run.results if r.id == claim["id"]], (figures or {}).get(claim["id"]))
     _slips_section(add, run)
@@ -148,7 +149,10 @@ def _claim_section(add, claim: dict, results, figure: str | None = None) -> None
             add(f"  {res.form} − derived $= {res.difference}$")
             add("")
     if figure:
-        add(f"![{claim['id']}: each form's formula against the Monte Carlo mean with its 99% band]({figure})")
+        caption = ("measured quantity against sigma0 on log-log axes, with the fitted slope (solid) and the claimed "
+                   "slope (dashed)" if claim["kind"] == "scaling" else
+                   "each form's formula against the Monte Carlo mean with its 99% band")
+        add(f"![{claim['id']}: {caption}]({figure})")
         add("")
     for res in results:
         add(f"### {res.form} form, {_features(res)} features: **{res.verdict}**")
@@ -178,6 +182,33 @@ def _claim_section(add, claim: dict, results, figure: str | None = None) -> None
                 for row in rows:
                     add("| " + " | ".join(num(v) if isinstance(v, float) else str(v) for v in row.values()) + " |")
                 add("")
+
+
+def _scaling_section(add, run: RunResult) -> None:
+    """One row per scaling entry: the law, the fitted exponent with its interval, both ends' local exponents."""
+    rows = [r for r in run.results if r.kind == "scaling" and r.config.get("exponent_interval")]
+    if not rows:
+        return
+    add("## Scaling fits")
+    add("")
+    add("Exponent of sigma0 fitted by least squares on log-log axes, with its 99% bootstrap interval (replicates "
+        "resampled within each sigma0); local exponents over the three largest and the three smallest sigma0 show "
+        "whether the sweep has reached the asymptotic regime (a bend toward the claim withdraws a refutation). Every "
+        "budget sweeps the same sigma0 range; budgets differ in replicates per sigma0.")
+    add("")
+    add("| claim | entry | law | claimed k | fitted k [99% interval] | local k (large → small sigma0) | constant C | sigma0 range | verdict |")
+    add("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        cfg = r.config
+        low, high = cfg["exponent_interval"]
+        local = cfg.get("local_exponents")
+        local_text = f"{local[0]:.2f} → {local[1]:.2f}" if local else "—"
+        span = cfg.get("sigma0_range")
+        span_text = f"[{span[0]:.3g}, {span[1]:.3g}]" if span else "—"
+        add(f"| `{r.id}` | {cfg.get('part', '—')} | {cfg.get('law', '—')} | {num(r.expected, 3)} | "
+            f"{num(r.observed, 3)} [{num(low, 3)}, {num(high, 3)}] | {local_text} | {num(cfg.get('fitted_constant'), 3)} | "
+            f"{span_text} | **{r.verdict}** |")
+    add("")
 
 
 def _is_table(value) -> bool:

@@ -307,7 +307,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
         stderr=(fit.high - fit.low) / (2 * 2.576), p_value=None, false_fail_rate=1 - fit.level,
         min_detectable=tolerance,
         config={"features": BASE["features"], "part": label, **{k_: v for k_, v in BASE.items() if k_ != "features"},
-                "law": f"{law}(sigma0^{k})", "hidden_constant": c, "fitted_constant": fit.constant,
+                "law": f"{law}(sigma0^{k})", "hidden_constant": c, **fit.summary(),
                 "sigma0": list(SIGMA0), "sigma_t": SIGMA_T, "statistic": stat,
                 "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
                 "means": [{"sigma0": s0, f"{'mean' if quantile is None else 'mean_q'}_{quantity}": m}

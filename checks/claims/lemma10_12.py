@@ -488,7 +488,8 @@ def measure_lemma12(ctx: Context) -> list[ClaimResult]:
                 config={"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
                         "replicates": SIM_LT_REPLICATES[ctx.budget.name],
-                        "means": [{"sigma0": s, "mean": m} for s, m in zip(SIGMA0, fit.means)] if fit else []},
+                        "means": [{"sigma0": s, "mean": m} for s, m in zip(SIGMA0, fit.means)] if fit else [],
+                        **(fit.summary() if fit else {})},
                 evidence=ev,
                 formula=(r"\|\nabla_{\theta^{(m)}_t}L^t_{loc}\|_\infty = O(\sigma_0^{1.5})" if what == "grad"
                          else r"\|w_{n_t}-w^{(m_t)}_{t-1}\|_\infty = O(\sigma_0^{1.5})"),

@@ -581,7 +581,8 @@ def measure_cor1(ctx: Context) -> list[ClaimResult]:
             config={"features": COR_BASE["features"], "part": f"measured c = {c:g}", **COR_BASE,
                     "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "pairs_per_replicate": COR_PAIRS,
                     "seed": ctx.seed, "round": "T1",
-                    "means": [{"sigma0": s, "mean_dp_inf": m} for s, m in zip(SIGMA0, means)]},
+                    "means": [{"sigma0": s, "mean_dp_inf": m} for s, m in zip(SIGMA0, means)],
+                    **(fit.summary() if fit else {})},
             evidence=ev,
             formula=r"\|p-\hat p\|_\infty = O(\lambda M^2\sigma_0^{1.5}) = O(\sigma_0^{2.75})",
         ))

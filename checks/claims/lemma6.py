@@ -68,8 +68,8 @@ def measure(ctx: Context) -> list[ClaimResult]:
                 p_value=None,
                 false_fail_rate=1 - fit.level,
                 min_detectable=0.1,
-                config={"features": BASE["features"], "part": f"c = {c:g}", **BASE, "sigma0": list(SIGMA0),
-                        "hidden_constant": c, "fitted_constant": fit.constant, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                config={"features": BASE["features"], "part": f"c = {c:g}", **BASE, "sigma0": list(SIGMA0), "law": f"O(sigma0^{EXPONENT})",
+                        "hidden_constant": c, **fit.summary(), "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
                         "means": [
                             {"sigma0": s0, "mean_theta_max": m, "reference_sigma0^0.5": math.sqrt(s0)}
                             for s0, m in zip(SIGMA0, fit.means)

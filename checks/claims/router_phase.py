@@ -356,7 +356,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
         observed=fit.exponent, stderr=(fit.high - fit.low) / (2 * 2.576), p_value=None,
         false_fail_rate=1 - fit.level, min_detectable=tolerance,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "law": f"{law}(sigma0^{k})",
-                "hidden_constant": c, "fitted_constant": fit.constant, "exponent_interval": [fit.low, fit.high],
+                "hidden_constant": c, **fit.summary(),
                 "seed": ctx.seed,
                 "means": [{"sigma0": s0, "mean": m, "used_replicates": int(x.size)}
                           for s0, m, x in zip(SWEEP, fit.means, clean)], **(extra or {})},

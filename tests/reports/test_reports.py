@@ -72,3 +72,26 @@ def test_load_rejects_foreign_files(tmp_path):
     bad.write_text('{"tool": "other"}')
     with pytest.raises(ValueError):
         results_json.load(bad)
+
+
+def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
+    import numpy as np
+
+    from checks.model import ClaimResult, RunResult
+    from checks.scaling import decide_scaling, fit_exponent
+
+    sigma0 = [0.4, 0.2, 0.1, 0.05, 0.025]
+    rng = np.random.default_rng(0)
+    fit = fit_exponent(sigma0, [2 * s**0.75 * rng.lognormal(0, 0.05, 200) for s in sigma0], np.random.default_rng(1),
+                       resamples=200)
+    verdict, reason = decide_scaling(fit, "Theta", 0.75)
+    res = ClaimResult(id="demo", source="-", kind="scaling", form="stated", verdict=verdict, expected=0.75,
+                      observed=fit.exponent, stderr=0.01, p_value=None, false_fail_rate=0.01, min_detectable=0.1,
+                      config={"part": "demo gap", "law": "Theta(sigma0^0.75)", **fit.summary()}, evidence=reason)
+    text = markdown.render(RunResult((res,), (), (), {}, ({"id": "demo", "source": "-", "kind": "scaling",
+                                                          "summary": "demo", "notes": "", "statement": "x",
+                                                          "preconditions": []},), {}))
+    row = next(line for line in text.splitlines() if line.startswith("| `demo` | demo gap"))
+    low, high = fit.summary()["exponent_interval"]
+    assert f"[{markdown.num(low, 3)}, {markdown.num(high, 3)}]" in row and "→" in row and "[0.025, 0.4]" in row
+    assert low < 0.75 < high and verdict == "confirmed"
