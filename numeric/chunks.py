@@ -125,5 +125,16 @@ class ChunkRunner:
         return results  # type: ignore[return-value]
 
 
+CHUNK_FEATURE_BYTES = 256 * 2**20
+
+
+def bounded_chunk_size(T: int, d: int, s: int, cap: int, budget: int = CHUNK_FEATURE_BYTES) -> int:
+    """Replicates per chunk such that one chunk's features (R x T x d x s float64, twice while
+    Definition 1 draws them) stay within ``budget`` bytes; at most ``cap``, at least 1.  A
+    deterministic function of its arguments, so results stay reproducible."""
+    per_replicate = 2 * 8 * T * d * s
+    return int(max(1, min(cap, budget // per_replicate)))
+
+
 def default_runner() -> ChunkRunner:
     return ChunkRunner()

@@ -18,3 +18,27 @@ def test_prop2_smoke():
         assert means[0] > means[-1]  # gaps shrink with sigma0
     by_t2 = {r.config["hidden_constant"]: r.verdict for r in run.results if r.id == "prop2.t2"}
     assert "refuted" not in by_t2.values() or "confirmed" not in by_t2.values()
+
+
+def test_a_slip_per_gap_refuted_at_every_constant():
+    from checks.claims.prop2 import slips
+    from checks.model import ClaimResult
+
+    def entry(part, c, verdict):
+        return ClaimResult(id="prop2.t1", source="-", kind="scaling", form="stated", verdict=verdict, expected=1.75,
+                           observed=1.2, stderr=0.01, p_value=None, false_fail_rate=0.01, min_detectable=0.15,
+                           config={"part": f"{part}, c = {c:g}", "hidden_constant": c, "exponent_interval": [1.1, 1.3],
+                                   "local_exponents": [1.5, 1.0], "sigma0_range": [0.00625, 0.4]}, evidence="e")
+
+    found = slips([entry("within a set at t1", 1.0, "refuted"), entry("within a set at t1", 0.5, "refuted"),
+                   entry("between sets at t1", 1.0, "refuted"), entry("between sets at t1", 0.5, "inconclusive")])
+    assert [s.id for s in found] == ["prop2.within_set_gap_exponent"]
+    assert "0.00625" in found[0].holds
+
+
+def test_bounded_chunk_size():
+    from numeric.chunks import bounded_chunk_size
+
+    assert bounded_chunk_size(100, 10, 6, cap=1000) == 1000
+    assert bounded_chunk_size(6840, 10, 6, cap=1000, budget=2 * 8 * 6840 * 60 * 7) == 7
+    assert bounded_chunk_size(10**7, 10, 6, cap=1000) == 1
