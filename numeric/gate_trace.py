@@ -5,8 +5,8 @@ per-round gate outputs.  Lemmas 1, 5, 7, 8 and 9 (Appendices C-E) speak about
 per-round quantities it does not keep: the gate parameters theta_t^(m) at
 every round, the two parts of the task-loss gradient (eq. 26-30), the
 routing fractions f_t^(m) at t = T1, and the part of the gate output that the
-noise columns of X_t contribute (Lemma 1).  This module reruns the same
-batched dynamics from the same :class:`numeric.moe.MoEDraws` and records them.
+noise columns of X_t contribute (Lemma 1).  This module runs the engine on
+the same :class:`numeric.moe.MoEDraws` with a per-round observer that records them.
 
 Same draws, same trajectory: :func:`iter_traces` draws chunk i from
 ``generator_for(seed, *key, "chunk", i)`` exactly as
@@ -24,9 +24,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from numeric.expert import min_norm_update
-from numeric.gate import gate_outputs, route, softmax, task_loss_gradient
-from numeric.moe import MoEConfig, MoEDraws, _update_flags, draw_moe
+from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe, run_moe_batched
 from numeric.pool import TaskPool
 from numeric.seeding import generator_for
 
@@ -137,7 +135,7 @@ def signal_columns(X: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def run_gate_trace(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig, *, definition1: bool = True) -> GateTrace:
-    """Algorithm 1 on ``draws`` as :func:`numeric.moe.run_moe_batched` runs it, recording the gate per round.
+    """Algorithm 1 on ``draws`` (:func:`numeric.moe.run_moe_batched` itself), recording the gate per round.
 
     ``definition1`` says whether the features carry a signal column (then
     ``noise_sum`` and ``beta`` are recorded).
@@ -148,16 +146,7 @@ def run_gate_trace(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig, *, definitio
         raise ValueError("draws do not match the pool or the config")
     R, T, M, d = draws.R, draws.T, cfg.M, pool.d
     rows = np.arange(R)
-    T1 = cfg.exploration_rounds
     c_of = {"1/t": lambda t: 1.0 / t, "t": lambda t: float(t)}[cfg.aux_factor]
-
-    theta = np.zeros((R, M, d))
-    w = np.zeros((R, M, d))
-    counts = np.zeros((R, M))
-    marks = np.zeros((R, M), dtype=bool)
-    frozen = np.zeros(R, dtype=bool)
-    freeze_round = np.zeros(R, dtype=np.int64)
-
     out = {
         "chosen": np.empty((R, T), dtype=np.int64),
         "theta": np.empty((R, T + 1, M, d)),
@@ -169,49 +158,27 @@ def run_gate_trace(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig, *, definitio
         "counts": np.empty((R, T, M)),
         "applied": np.empty((R, T), dtype=bool),
     }
-    xbar_all = draws.X.sum(axis=-1)
-    y_all = np.einsum("rtds,rtd->rts", draws.X, pool.W[draws.tasks])
-    for j in range(T):
-        t = j + 1
-        X, xbar = draws.X[:, j], xbar_all[:, j]
-        h = gate_outputs(theta, xbar)
-        m_t = route(h, cfg.lam * draws.noise[:, j])
-        pi = softmax(h)
-        w_old = w[rows, m_t]
-        w_new = min_norm_update(w_old, X, y_all[:, j])
-        step = w_new - w_old
-        delta = np.einsum("rd,rd->r", step, step)
-        w[rows, m_t] = w_new
-        counts[rows, m_t] += 1.0
 
-        checking = cfg.termination and t > T1
-        if checking and cfg.flag_timing == "before_update":
-            _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
-        pi_chosen = pi[rows, m_t]
-        coef_loc = pi_chosen * delta
-        coef_aux = pi_chosen * cfg.alpha * M * (counts[rows, m_t] / t) * c_of(t)
-        # The update itself uses the engine's gradient, so the trajectory is bit-identical to numeric.moe's.
-        grad = task_loss_gradient(pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor)
-        out["theta"][:, j] = theta
-        out["applied"][:, j] = ~frozen
-        theta = theta - cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
-        if checking and cfg.flag_timing == "after_update":
-            _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
-
+    def record(state: RoundState) -> None:
+        j, m_t = state.j, state.chosen
+        pi_chosen = state.pi[rows, m_t]
+        out["theta"][:, j] = state.theta
+        out["theta"][:, j + 1] = state.theta_next
+        out["applied"][:, j] = state.applied
         out["chosen"][:, j] = m_t
-        out["h"][:, j] = h
-        out["pi"][:, j] = pi
-        out["delta"][:, j] = delta
-        out["coef_loc"][:, j] = coef_loc
-        out["coef_aux"][:, j] = coef_aux
-        out["counts"][:, j] = counts
-    out["theta"][:, T] = theta
+        out["h"][:, j] = state.h
+        out["pi"][:, j] = state.pi
+        out["delta"][:, j] = state.delta
+        out["coef_loc"][:, j] = pi_chosen * state.delta
+        out["coef_aux"][:, j] = pi_chosen * cfg.alpha * M * (state.counts[rows, m_t] / state.t) * c_of(state.t)
+        out["counts"][:, j] = state.counts
 
+    run = run_moe_batched(pool, draws, cfg, observer=record)
     noise_sum = beta = None
     if definition1:
         _, beta, noise_sum = signal_columns(draws.X, pool.V[draws.tasks])
-    return GateTrace(tasks=draws.tasks.copy(), xbar=xbar_all, noise_sum=noise_sum, beta=beta,
-                     freeze_round=freeze_round, eta=float(cfg.eta), **out)
+    return GateTrace(tasks=draws.tasks.copy(), xbar=draws.X.sum(axis=-1), noise_sum=noise_sum, beta=beta,
+                     freeze_round=run.freeze_round, eta=float(cfg.eta), **out)
 
 
 def iter_traces(

@@ -238,8 +238,40 @@ def _oracle_mask(cfg: MoEConfig, N: int) -> np.ndarray:
     return mask
 
 
-def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
-    """All replicates advanced together; a Python loop over rounds only."""
+@dataclass(frozen=True, eq=False)
+class RoundState:
+    """What one round of :func:`run_moe_batched` computed, handed to an observer (arrays over replicates).
+
+    ``theta`` is the gate that routed round t (before its update) and
+    ``theta_next`` the gate after it; ``h``, ``pi`` the gate outputs and softmax
+    at round t (eq. 1-2); ``xbar`` = sum_i X_{t,i}; ``delta`` = Delta_t (eq. 6);
+    ``counts`` the routing counts including round t; ``grad`` the task-loss
+    gradient (None for the oracle router); ``applied`` whether the gate update
+    was applied (False once frozen).  Observers must not modify the arrays.
+    """
+
+    j: int
+    t: int
+    X: np.ndarray
+    xbar: np.ndarray
+    h: np.ndarray
+    pi: np.ndarray
+    chosen: np.ndarray
+    delta: np.ndarray
+    counts: np.ndarray
+    theta: np.ndarray
+    theta_next: np.ndarray
+    grad: np.ndarray | None
+    applied: np.ndarray
+
+
+def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
+                    observer: Callable[[RoundState], object] | None = None) -> MoERun:
+    """All replicates advanced together; a Python loop over rounds only.
+
+    ``observer``, if given, is called after every round with its
+    :class:`RoundState`, so per-round quantities the lemmas need can be
+    recorded without a second copy of the dynamics."""
     _check(pool, draws, cfg)
     R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
     W, V = pool.W, pool.V
@@ -298,6 +330,7 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
         pair_counts[rows, m_t, n_t] += 1.0
         past_self_error += current
 
+        theta_before, grad, applied = theta, None, ~frozen
         if learned:
             checking = cfg.termination and t > T1
             if checking and cfg.flag_timing == "before_update":
@@ -305,10 +338,14 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun:
             grad = task_loss_gradient(
                 pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
             )
-            theta -= cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
+            applied = ~frozen
+            theta = theta - cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
             np.maximum(theta_max, np.abs(theta).max(axis=(1, 2)), out=theta_max)
             if checking and cfg.flag_timing == "after_update":
                 _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
+        if observer is not None:
+            observer(RoundState(j=j, t=t, X=X, xbar=xbar, h=h, pi=pi, chosen=m_t, delta=delta, counts=counts.copy(),
+                                theta=theta_before, theta_next=theta, grad=grad, applied=applied))
         if cfg.record_rounds:
             rec["h"][:, j] = h
             rec["loads"][:, j] = counts

@@ -5,10 +5,8 @@ per-round gate outputs and sets).  Proposition 1 ("the expert models stop
 changing after T1"), Lemma 13 and Lemma 15 (orderings of softmax outputs at
 every round of the router-learning phase) and Lemma 14 (gradient gaps at every
 round) need the gate parameters Theta_t and the routed expert's step at every
-round.  :func:`trace_moe` runs the same dynamics from the same draws, built
-from the same pieces (eq. 1 routing, eq. 2 softmax, eq. 5 expert step, the
-gate gradient of :mod:`numeric.gate`, the termination flags of Algorithm 1
-lines 7-13), and records:
+round.  :func:`trace_moe` runs the engine itself on the same draws with a
+per-round observer (:class:`numeric.moe.RoundState`), and records:
 
 * ``theta`` (R, T + 1, M, d): ``theta[:, t - 1]`` is Theta_t, the gate that
   routes round t (Theta_1 = Theta_0 = 0); ``theta[:, T]`` is the gate after
@@ -38,9 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from numeric.expert import min_norm_update
-from numeric.gate import gate_outputs, route, softmax, task_loss_gradient
-from numeric.moe import MoEConfig, MoEDraws, _update_flags, draw_moe
+from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe, run_moe_batched
 from numeric.pool import TaskPool
 from numeric.seeding import generator_for
 
@@ -88,59 +84,33 @@ class PhaseTrace:
 
 
 def trace_moe(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> PhaseTrace:
-    """Algorithm 1 on ``draws`` (learned router), recording the per-round state."""
+    """Algorithm 1 on ``draws`` (learned router; :func:`numeric.moe.run_moe_batched` with an observer),
+    recording the per-round state."""
     if cfg.router != "learned":
         raise ValueError("trace_moe follows the learned router only")
     if draws.M != cfg.M or draws.X.shape[2] != pool.d:
         raise ValueError("draws do not match the config's M or the pool's d")
     R, T, M, d = draws.R, draws.T, cfg.M, pool.d
     rows = np.arange(R)
-    T1 = cfg.exploration_rounds
-    theta = np.zeros((R, M, d))
-    w = np.zeros((R, M, d))
-    counts = np.zeros((R, M))
-    marks = np.zeros((R, M), dtype=bool)
-    frozen = np.zeros(R, dtype=bool)
-    freeze_round = np.zeros(R, dtype=np.int64)
-
     theta_hist = np.empty((R, T + 1, M, d))
     step_hist = np.empty((R, T))
     gap_hist = np.empty((R, T))
     h_hist = np.empty((R, T, M))
-    chosen = np.empty((R, T), dtype=np.int64)
-    y_all = np.einsum("rtds,rtd->rts", draws.X, pool.W[draws.tasks])
-    for j in range(T):
-        t = j + 1
-        theta_hist[:, j] = theta
-        X = draws.X[:, j]
-        xbar = X.sum(axis=-1)
-        h = gate_outputs(theta, xbar)
-        m_t = route(h, cfg.lam * draws.noise[:, j])
-        pi = softmax(h)
-        w_old = w[rows, m_t]
-        w_new = min_norm_update(w_old, X, y_all[:, j])
-        diff = w_new - w_old
-        delta = np.einsum("rd,rd->r", diff, diff)
-        w[rows, m_t] = w_new
-        counts[rows, m_t] += 1.0
 
-        checking = cfg.termination and t > T1
-        if checking and cfg.flag_timing == "before_update":
-            _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
-        grad = task_loss_gradient(pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor)
+    def record(state: RoundState) -> None:
+        j, grad = state.j, state.grad
+        theta_hist[:, j] = state.theta
+        theta_hist[:, j + 1] = state.theta_next
         # Lemma 14: ||grad_m - grad_{m_t}||_inf, largest over m != m_t.
-        gaps = np.abs(grad - grad[rows, m_t][:, None, :]).max(axis=2)
-        gaps[rows, m_t] = -np.inf
+        gaps = np.abs(grad - grad[rows, state.chosen][:, None, :]).max(axis=2)
+        gaps[rows, state.chosen] = -np.inf
         gap_hist[:, j] = gaps.max(axis=1) if M > 1 else 0.0
-        theta = theta - cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
-        if checking and cfg.flag_timing == "after_update":
-            _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
-        step_hist[:, j] = delta
-        h_hist[:, j] = h
-        chosen[:, j] = m_t
-    theta_hist[:, T] = theta
-    return PhaseTrace(tasks=draws.tasks.copy(), chosen=chosen, theta=theta_hist, step=step_hist, grad_gap=gap_hist,
-                      h=h_hist, freeze_round=freeze_round, w=w, T1=T1)
+        step_hist[:, j] = state.delta
+        h_hist[:, j] = state.h
+
+    run = run_moe_batched(pool, draws, cfg, observer=record)
+    return PhaseTrace(tasks=draws.tasks.copy(), chosen=run.chosen, theta=theta_hist, step=step_hist,
+                      grad_gap=gap_hist, h=h_hist, freeze_round=run.freeze_round, w=run.w, T1=cfg.exploration_rounds)
 
 
 def simulate_trace(
