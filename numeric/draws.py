@@ -36,8 +36,20 @@ __all__ = ["FEATURE_MODELS", "SingleExpertDraws", "draw_single_expert"]
 FEATURE_MODELS = ("definition1", "gaussian")
 
 
+class ReplicateRounds:
+    """Mixin for records with ``tasks`` of shape (R, T): replicates and rounds."""
+
+    @property
+    def R(self) -> int:
+        return int(self.tasks.shape[0])
+
+    @property
+    def T(self) -> int:
+        return int(self.tasks.shape[1])
+
+
 @dataclass(frozen=True, eq=False)
-class SingleExpertDraws:
+class SingleExpertDraws(ReplicateRounds):
     """Task indices ``tasks`` (R, T) int64 (0-based into the pool) and
     feature matrices ``X`` (R, T, d, s) float64.  Column j is round t = j + 1."""
 
@@ -53,14 +65,6 @@ class SingleExpertDraws:
             raise ValueError(f"X must have shape (R, T, d, s) with (R, T) = {tasks.shape}, got {X.shape}")
         object.__setattr__(self, "tasks", tasks)
         object.__setattr__(self, "X", X)
-
-    @property
-    def R(self) -> int:
-        return int(self.tasks.shape[0])
-
-    @property
-    def T(self) -> int:
-        return int(self.tasks.shape[1])
 
 
 def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:

@@ -24,6 +24,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from numeric.draws import ReplicateRounds
 from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe, run_moe_batched
 from numeric.pool import TaskPool
 from numeric.seeding import generator_for
@@ -32,7 +33,7 @@ __all__ = ["GateTrace", "iter_traces", "run_gate_trace", "signal_columns"]
 
 
 @dataclass(frozen=True, eq=False)
-class GateTrace:
+class GateTrace(ReplicateRounds):
     """Per replicate r and round t = j + 1 (column j):
 
     * ``tasks``, ``chosen`` (R, T): n_t and the routed expert m_t;
@@ -70,14 +71,6 @@ class GateTrace:
     applied: np.ndarray
     freeze_round: np.ndarray
     eta: float
-
-    @property
-    def R(self) -> int:
-        return int(self.tasks.shape[0])
-
-    @property
-    def T(self) -> int:
-        return int(self.tasks.shape[1])
 
     def direction_abs(self) -> np.ndarray:
         """|1{k = m_t} - pi_k| (R, T, M): the softmax factor shared by both gradient parts."""

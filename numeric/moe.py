@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from numeric.chunks import Chunk, ChunkRunner, default_runner
-from numeric.draws import draw_single_expert
+from numeric.draws import ReplicateRounds, draw_single_expert
 from numeric.expert import min_norm_update
 from numeric.gate import AUX_FACTORS, gate_outputs, route, softmax, task_loss_gradient
 from numeric.pool import TaskPool
@@ -121,20 +121,12 @@ class MoEConfig:
 
 
 @dataclass(frozen=True, eq=False)
-class MoEDraws:
+class MoEDraws(ReplicateRounds):
     """tasks (R, T), features X (R, T, d, s), routing noise U (R, T, M) in [0, 1)."""
 
     tasks: np.ndarray
     X: np.ndarray
     noise: np.ndarray
-
-    @property
-    def R(self) -> int:
-        return int(self.tasks.shape[0])
-
-    @property
-    def T(self) -> int:
-        return int(self.tasks.shape[1])
 
     @property
     def M(self) -> int:
@@ -165,7 +157,7 @@ _RUN_FIELDS = ("tasks", "chosen", "model_error", "forgetting", "generalization",
 
 
 @dataclass(frozen=True, eq=False)
-class MoERun:
+class MoERun(ReplicateRounds):
     """Per replicate and round: ``tasks``, ``chosen`` expert, ``model_error``
     E_t (eq. 14), ``forgetting`` F_t (eq. 15; NaN at t = 1), ``generalization``
     G_t (eq. 16 at T = t), all (R, T) with column j = round j + 1.  Final state:
@@ -188,14 +180,6 @@ class MoERun:
     w: np.ndarray
     theta_max: np.ndarray  # (R,): max over rounds t and experts m of ||theta_t^(m)||_inf (Lemma 6)
     rounds: dict = field(default_factory=dict)
-
-    @property
-    def R(self) -> int:
-        return int(self.tasks.shape[0])
-
-    @property
-    def T(self) -> int:
-        return int(self.tasks.shape[1])
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Flat arrays (per-round records as ``rounds.<name>``), the cache's npz layout."""

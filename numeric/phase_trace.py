@@ -36,6 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from numeric.draws import ReplicateRounds
 from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe, run_moe_batched
 from numeric.pool import TaskPool
 from numeric.seeding import generator_for
@@ -48,7 +49,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class PhaseTrace:
+class PhaseTrace(ReplicateRounds):
     """Per-round state of Algorithm 1 (see the module docstring for shapes)."""
 
     tasks: np.ndarray
@@ -60,14 +61,6 @@ class PhaseTrace:
     freeze_round: np.ndarray
     w: np.ndarray
     T1: int
-
-    @property
-    def R(self) -> int:
-        return int(self.tasks.shape[0])
-
-    @property
-    def T(self) -> int:
-        return int(self.tasks.shape[1])
 
     def gate(self, t: int) -> np.ndarray:
         """Theta_t (R, M, d), t = 1..T + 1."""

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from numeric.chunks import Chunk, ChunkRunner, default_runner
-from numeric.draws import SingleExpertDraws, draw_single_expert
+from numeric.draws import ReplicateRounds, SingleExpertDraws, draw_single_expert
 from numeric.expert import min_norm_update
 from numeric.pool import TaskPool
 from numeric.seeding import generator_for
@@ -38,7 +38,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class SingleExpertRun:
+class SingleExpertRun(ReplicateRounds):
     """Trajectories of R replicates over T rounds.
 
     ``tasks``, ``model_error``, ``forgetting``, ``generalization`` are (R, T),
@@ -51,14 +51,6 @@ class SingleExpertRun:
     forgetting: np.ndarray
     generalization: np.ndarray
     final_w: np.ndarray
-
-    @property
-    def R(self) -> int:
-        return int(self.tasks.shape[0])
-
-    @property
-    def T(self) -> int:
-        return int(self.tasks.shape[1])
 
     def at(self, t: int) -> dict[str, np.ndarray]:
         """Per-replicate values at paper round ``t`` (1-based, 1 <= t <= T)."""
