@@ -30,6 +30,10 @@ def entry_key(form: str, config: dict) -> str:
     return f"{key}/{config['part']}" if config.get("part") else key
 
 
+def _fmt(value, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
     """The verdicts of one claim; printing it shows one line per entry."""
@@ -50,11 +54,9 @@ class ClaimCheck:
             if r.expected is None:
                 lines.append(head + "(symbolic) " + r.evidence)
                 continue
-            p = "—" if r.p_value is None else f"{r.p_value:.2g}"
-            rate = "—" if r.false_fail_rate is None else f"{r.false_fail_rate:.2g}"
             lines.append(
-                head + f"claimed {r.expected:.4g}  measured {r.observed:.4g} ± {r.stderr:.2g}  "
-                f"p {p}  false-fail rate {rate}"
+                head + f"claimed {_fmt(r.expected, '.4g')}  measured {_fmt(r.observed, '.4g')} ± "
+                f"{_fmt(r.stderr, '.2g')}  p {_fmt(r.p_value, '.2g')}  false-fail rate {_fmt(r.false_fail_rate, '.2g')}"
             )
         return "\n".join(lines)
 

@@ -213,3 +213,28 @@ def reconcile_constants(verdicts: dict[float, str]) -> dict[float, str]:
     if "refuted" in verdicts.values() and "confirmed" in verdicts.values():
         return {c: ("inconclusive" if v == "refuted" else v) for c, v in verdicts.items()}
     return dict(verdicts)
+
+
+def reconcile_entries(entries: list) -> list:
+    """:func:`reconcile_constants` applied to results entries: entries whose config has a
+    ``hidden_constant`` are grouped by their ``part`` without the trailing ", c = ..."; a
+    refutation that another constant of its group confirms becomes ``inconclusive``, with the
+    reason appended to its evidence.  Other entries pass through unchanged."""
+    import dataclasses
+
+    out = list(entries)
+    groups: dict[str, list[int]] = {}
+    for i, e in enumerate(entries):
+        if "hidden_constant" in e.config:
+            groups.setdefault(e.config["part"].rsplit(", c =", 1)[0], []).append(i)
+    for idx in groups.values():
+        new = reconcile_constants({entries[i].config["hidden_constant"]: entries[i].verdict for i in idx})
+        for i in idx:
+            e = entries[i]
+            if new[e.config["hidden_constant"]] != e.verdict:
+                others = ", ".join(f"{entries[j].verdict} at c = {entries[j].config['hidden_constant']:g}" for j in idx)
+                out[i] = dataclasses.replace(
+                    e, verdict=new[e.config["hidden_constant"]],
+                    evidence=e.evidence + f" Across hidden constants the verdicts differ ({others}); the statement "
+                    "allows suitable constants, so this entry is not a refutation of it.")
+    return out

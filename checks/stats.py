@@ -139,3 +139,15 @@ def bonferroni_min_p(p_values: list[float]) -> float:
     if not p_values:
         raise ValueError("no p-values to combine")
     return min(1.0, len(p_values) * min(p_values))
+
+
+def wilson(successes: int, trials: int, level: float = 0.99) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion successes / trials at two-sided ``level``."""
+    if trials <= 0 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials, trials > 0; got {successes}/{trials}")
+    z = normal_upper_quantile((1 - level) / 2)
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -55,17 +55,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from pathlib import Path
 
 import numpy as np
 import sympy as sp
 
+from checks import stats
 from checks.context import Context
 from checks.model import ClaimResult, Interpretation, Slip, exact_result
 from checks.registry import Claim, register
-from checks.scaling import ScalingFit, decide_scaling, fit_exponent, reconcile_constants
-from checks.stats import normal_upper_quantile
+from checks.scaling import ScalingFit, decide_scaling, fit_exponent, reconcile_entries
 from numeric.chunks import Chunk
 from numeric.gate_trace import GateTrace, run_gate_trace
 from numeric.moe import MoEConfig, draw_moe
@@ -275,16 +274,10 @@ def simulate(ctx: Context, sigma0: float, c: float, reading: str = "fixed", aux_
 # --------------------------------------------------------------------------- statistics
 
 
-def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion k / n at two-sided ``level``."""
-    if n <= 0:
-        raise ValueError("n must be positive")
-    z = normal_upper_quantile((1 - level) / 2)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+
+def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
+    """:func:`checks.stats.wilson` at this module's level."""
+    return stats.wilson(successes, trials, level)
 
 
 def fit_exponent_batched(sigma0: list[float], samples: list[np.ndarray], rng: np.random.Generator,
@@ -321,23 +314,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
 
 def reconcile(entries: list[ClaimResult]) -> list[ClaimResult]:
     """Per measured quantity (the part without ', c = ...'), a refutation contradicted by another c -> inconclusive."""
-    out = list(entries)
-    groups: dict[str, list[int]] = {}
-    for i, e in enumerate(entries):
-        if "hidden_constant" in e.config:
-            groups.setdefault(e.config["part"].rsplit(", c =", 1)[0], []).append(i)
-    for idx in groups.values():
-        new = reconcile_constants({entries[i].config["hidden_constant"]: entries[i].verdict for i in idx})
-        for i in idx:
-            e = entries[i]
-            if new[e.config["hidden_constant"]] != e.verdict:
-                others = ", ".join(f"{entries[j].verdict} at c = {entries[j].config['hidden_constant']:g}" for j in idx)
-                out[i] = dataclasses.replace(
-                    e, verdict=new[e.config["hidden_constant"]],
-                    evidence=e.evidence + f" Across hidden constants the verdicts differ ({others}); the statement "
-                    "allows suitable constants, so this entry is not a refutation of it.")
-    return out
-
+    return reconcile_entries(entries)
 
 def refuted_at_every_constant(results: list[ClaimResult], part: str) -> list[ClaimResult]:
     """The entries of one quantity if every hidden constant refutes it, else []."""

@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from fractions import Fraction
-from statistics import NormalDist
 
 import mpmath
 import numpy as np
@@ -175,16 +174,10 @@ def smallest_step3_counterexample() -> dict:
 # ---------------------------------------------------------------------------------------------- binomial statistics
 
 
-def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion k / n."""
-    if n <= 0:
-        raise ValueError("n must be positive")
-    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+
+def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
+    """:func:`checks.stats.wilson` at this module's level."""
+    return stats.wilson(successes, trials, level)
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:

@@ -28,9 +28,7 @@ import numpy as np
 from checks.context import Context
 from checks.model import ClaimResult, Interpretation, Slip
 from checks.registry import Claim, register
-import dataclasses
-
-from checks.scaling import decide_scaling, fit_exponent, reconcile_constants
+from checks.scaling import decide_scaling, fit_exponent, reconcile_entries
 from numeric.chunks import bounded_chunk_size
 from numeric.moe import MoEConfig, simulate_moe
 from numeric.pool import make_pool
@@ -129,22 +127,7 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
 
 def _reconciled(entries: list[ClaimResult]) -> list[ClaimResult]:
     """Per measured quantity, a refutation that another hidden constant contradicts becomes inconclusive."""
-    out = list(entries)
-    for part in {e.config["part"].rsplit(", c =", 1)[0] for e in entries}:
-        idx = [i for i, e in enumerate(entries) if e.config["part"].startswith(part + ", c =")]
-        new = reconcile_constants({entries[i].config["hidden_constant"]: entries[i].verdict for i in idx})
-        for i in idx:
-            e = entries[i]
-            if new[e.config["hidden_constant"]] != e.verdict:
-                others = ", ".join(f"{v} at c = {c:g}" for c, v in
-                                   ((entries[j].config["hidden_constant"], entries[j].verdict) for j in idx))
-                out[i] = dataclasses.replace(
-                    e, verdict=new[e.config["hidden_constant"]],
-                    evidence=e.evidence + f" Across hidden constants the verdicts differ ({others}); the statement "
-                    "allows suitable constants, so this entry is not a refutation of it.",
-                )
-    return out
-
+    return reconcile_entries(entries)
 
 def measure_t1(ctx: Context) -> list[ClaimResult]:
     out = []

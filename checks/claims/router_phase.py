@@ -44,18 +44,17 @@ A run too small to resolve either side ends inconclusive, never in a wrong verdi
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import mpmath
 import numpy as np
 
 from checks.claims.prop2 import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
+from checks import stats
 from checks.context import Context
 from checks.model import ClaimResult, Interpretation
-from checks.scaling import decide_scaling, fit_exponent, reconcile_constants
+from checks.scaling import decide_scaling, fit_exponent, reconcile_entries
 from numeric.moe import MoEConfig
 from numeric import phase_trace as pt
 from numeric.phase_trace import FrozenRouting, simulate_trace
@@ -197,16 +196,10 @@ def phase(ctx: Context, sigma0: float, c: float) -> PhaseSummary:
 # ----------------------------------------------------------------------------- statistics
 
 
+
 def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (two-sided, ``level``)."""
-    if trials <= 0 or not 0 <= successes <= trials:
-        raise ValueError(f"need 0 <= successes <= trials, trials > 0; got {successes}/{trials}")
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p = successes / trials
-    denom = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    """:func:`checks.stats.wilson` at this module's level."""
+    return stats.wilson(successes, trials, level)
 
 
 def chi2_sf(x: float, df: int) -> float:
@@ -304,20 +297,7 @@ def by_sigma0(values: dict, name: str) -> list[dict]:
 
 def reconciled(entries: list[ClaimResult]) -> list[ClaimResult]:
     """Per part, a refutation that another hidden constant contradicts (confirmed) becomes inconclusive."""
-    out = list(entries)
-    for part in dict.fromkeys(e.config["part"].rsplit(", c =", 1)[0] for e in entries):
-        idx = [i for i, e in enumerate(entries) if e.config["part"].rsplit(", c =", 1)[0] == part]
-        new = reconcile_constants({entries[i].config["hidden_constant"]: entries[i].verdict for i in idx})
-        for i in idx:
-            e = entries[i]
-            if new[e.config["hidden_constant"]] != e.verdict:
-                others = ", ".join(f"{entries[j].verdict} at c = {entries[j].config['hidden_constant']:g}" for j in idx)
-                out[i] = dataclasses.replace(
-                    e, verdict=new[e.config["hidden_constant"]],
-                    evidence=e.evidence + f" Across hidden constants the verdicts differ ({others}); the statement "
-                    "allows suitable constants, so this entry is not a refutation of it.")
-    return out
-
+    return reconcile_entries(entries)
 
 def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, rows: list[ProbabilityRow],
                       formula: str, what: str, extra: dict | None = None, note: str = "") -> ClaimResult:

@@ -95,3 +95,13 @@ def test_bonferroni_and_input_validation():
         stats.mean_test(np.array([1.0]), 0.0)
     with pytest.raises(ValueError):
         stats.mean_test(np.array([1.0, np.nan]), 0.0)
+
+
+def test_wilson_interval_textbook_values():
+    from checks.stats import wilson
+
+    low, high = wilson(5, 10, level=0.95)  # Newcombe (1998), table I: 0.2366-0.7634
+    assert abs(low - 0.2366) < 1e-4 and abs(high - 0.7634) < 1e-4
+    assert abs(wilson(0, 20, level=0.95)[0]) < 1e-12 and abs(wilson(20, 20, level=0.95)[1] - 1) < 1e-12
+    with pytest.raises(ValueError):
+        wilson(3, 2)
