@@ -142,8 +142,10 @@ def cmd_run(args) -> int:
     try:
         # The cache lock and worker pool are released before the reports are
         # written, so the notebook's kernel can read the same cache.
+        timings: dict = {}
         with execution.chunk_runner(args) as chunks:
-            result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress, chunk_runner=chunks)
+            result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress, chunk_runner=chunks,
+                                timings=timings)
     except UnknownClaimPattern as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -158,6 +160,7 @@ def cmd_run(args) -> int:
         "executor": chunks.executor.name,
         "workers": chunks.executor.workers,
         "cache": execution.cache_summary(chunks),
+        "claim_seconds": timings,
     }
     (out / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
     counts = result.counts()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import platform
+import time
 from typing import Callable
 
 import mpmath
@@ -166,11 +167,14 @@ def run(
     family_rate: float = DEFAULT_FAMILY_RATE,
     progress: Callable[[str, int, int], None] | None = None,
     chunk_runner: ChunkRunner | None = None,
+    timings: dict | None = None,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
 
     ``chunk_runner`` (executor and cache, :mod:`numeric.chunks`) changes where
-    and whether simulation chunks are computed, never the results."""
+    and whether simulation chunks are computed, never the results.  ``timings``,
+    if given, is filled with each claim's wall seconds (for run-info.json, never
+    for results.json, which must not depend on the machine)."""
     if budget not in BUDGETS:
         raise ValueError(f"--budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
@@ -181,7 +185,12 @@ def run(
         ctx.runner = chunk_runner
     if progress is not None:
         ctx.progress = progress
-    measured = [(claim, claim.measure(ctx)) for claim in claims]
+    measured = []
+    for claim in claims:
+        started = time.perf_counter()
+        measured.append((claim, claim.measure(ctx)))
+        if timings is not None:
+            timings[claim.id] = round(time.perf_counter() - started, 3)
     artifacts = {name: fn(ctx) for claim in claims for name, fn in claim.artifacts}
     # Symbolic results arrive decided (no sampling, no false-fail rate); only
     # Monte Carlo measurements enter the Holm family.

@@ -23,7 +23,7 @@ def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
     assert {e["id"] for e in doc["results"]} == {"lemma2"}
     assert (out / "report.md").read_text().startswith("# moecl-verify report")
     info = json.loads((out / "run-info.json").read_text())
-    assert "wall_seconds" in info
+    assert "wall_seconds" in info and set(info["claim_seconds"]) == {"lemma2"}
     strict = main(["run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--strict", "--quiet", "--format", "json"])
     assert strict == 1  # Lemma 2 as printed is refuted
 
