@@ -13,3 +13,11 @@ def test_lemma16_verdicts_by_router_and_features():
     assert by[("learned", "gaussian")].verdict in ("inconclusive", "refuted")
     keys = [(r.form, r.config["features"], r.config.get("part")) for r in run.results]
     assert len(keys) == len(set(keys))  # entries are distinguishable (notebook, JUnit)
+
+
+def test_smallest_definition1_counterexample_lands_on_the_ground_truth():
+    from checks.claims.lemma16 import smallest_definition1_counterexample
+
+    ce = smallest_definition1_counterexample()
+    assert (ce["N"], ce["M"], ce["d"], ce["s"], ce["t"]) == (1, 1, 2, 1, 1)
+    assert ce["measured_max"] < 1e-20 and ce["eq42"] > 0.01
