@@ -215,6 +215,24 @@ def _is_table(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
+# Slip classes, most consequential for the paper's conclusions first.
+SEVERITY = (
+    "false statement",
+    "wrong constant or exponent",
+    "inequality direction",
+    "false intermediate step",
+    "unstated assumption",
+    "inconsistency between sections",
+    "experiment outside preconditions",
+    "transcription",
+    "notation",
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def _slips_section(add, run: RunResult) -> None:
     add("## Slip audit")
     add("")
@@ -222,7 +240,15 @@ def _slips_section(add, run: RunResult) -> None:
         add("No slip was established by this run.")
         add("")
         return
-    add("Each row is a discrepancy between what the paper states and what holds, with the evidence.")
+    add("Each entry is a discrepancy between what the paper states and what holds, with the evidence. "
+        "Overview, most consequential class first:")
+    add("")
+    add("| slip | class | where | what holds instead |")
+    add("|---|---|---|---|")
+    for s in sorted(run.slips, key=lambda s: (SEVERITY.index(s.slip_class) if s.slip_class in SEVERITY
+                                              else len(SEVERITY), s.id)):
+        holds = s.holds if len(s.holds) <= 160 else s.holds[:157].rstrip() + "..."
+        add(f"| `{s.id}` | {s.slip_class} | {_cell(s.location)} | {_cell(holds)} |")
     add("")
     for s in run.slips:
         add(f"### {s.id} ({s.slip_class})")

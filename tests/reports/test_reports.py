@@ -95,3 +95,14 @@ def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
     low, high = fit.summary()["exponent_interval"]
     assert f"[{markdown.num(low, 3)}, {markdown.num(high, 3)}]" in row and "→" in row and "[0.025, 0.4]" in row
     assert low < 0.75 < high and verdict == "confirmed"
+
+
+def test_slip_overview_lists_every_slip_most_consequential_first(smoke):
+    from reports.markdown import SEVERITY
+
+    text = markdown.render(smoke)
+    audit = text.split("## Slip audit", 1)[1]
+    rows = [line for line in audit.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(smoke.slips) > 0
+    classes = [row.split(" | ")[1] for row in rows]
+    assert classes == sorted(classes, key=SEVERITY.index)
