@@ -9,9 +9,10 @@ configuration, the seed and the chunk index):
 * ``<key>.json`` the entry's description and the SHA-256 of the npz bytes,
   written last, so an entry without it was interrupted and is ignored.
 
-Both are written atomically (a temporary file in the same directory, then
-``os.replace``), so a run killed at any instant leaves either a whole entry
-or none.  A corrupt or truncated entry (checksum mismatch, unreadable file) is
+Both are written atomically (a temporary ``.<name>.*.tmp`` file in the same
+directory, then ``os.replace``), so a run killed at any instant leaves either
+a whole entry or none, plus at most an orphaned temporary file, which the next
+holder of the lock deletes.  A corrupt or truncated entry (checksum mismatch, unreadable file) is
 reported through ``on_problem``, deleted and recomputed, never used.
 
 A run holds an exclusive ``flock`` on ``<dir>/lock`` for its lifetime, so two
@@ -45,7 +46,8 @@ class CacheUnavailable(RuntimeError):
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    # The temporary name ends in ".tmp", so no reader ever mistakes a half-written file for an entry.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -108,6 +110,9 @@ class ResultCache:
         fh.write(str(os.getpid()))
         fh.flush()
         self._lock_fh = fh
+        # Holding the lock, any temporary file here was left by a run that was killed mid-write.
+        for orphan in self.directory.glob(".*.tmp"):
+            orphan.unlink()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -203,7 +208,7 @@ def clear(directory: str | os.PathLike) -> int:
     removed = 0
     with ResultCache(path):
         for entry in list(path.iterdir()):
-            if entry.name != "lock" and entry.suffix in (".npz", ".json") or entry.name.startswith(".tmp-"):
+            if entry.name != "lock" and entry.suffix in (".npz", ".json", ".tmp"):
                 entry.unlink()
                 removed += 1
     return removed

@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -123,6 +124,15 @@ class ChunkRunner:
             if progress is not None:
                 progress(done, total)
         return results  # type: ignore[return-value]
+
+
+def chunk_sizes(R: int, chunk_size: int) -> list[int]:
+    """Replicates per chunk: R split into consecutive chunks of ``chunk_size`` (the last one shorter)."""
+    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
+        raise ValueError(f"R must be an integer >= 1, got {R!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    return [min(int(chunk_size), int(R) - start) for start in range(0, int(R), int(chunk_size))]
 
 
 CHUNK_FEATURE_BYTES = 256 * 2**20

@@ -18,16 +18,15 @@ Only the learned router is traced (the lemmas are about it).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import numpy as np
 
+from numeric.chunks import chunk_sizes
 from numeric.draws import ReplicateRounds
-from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe, run_moe_batched
+from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe_chunk, run_moe_batched
 from numeric.pool import TaskPool
-from numeric.seeding import generator_for
 
 __all__ = ["GateTrace", "iter_traces", "run_gate_trace", "signal_columns"]
 
@@ -193,12 +192,7 @@ def iter_traces(
     A generator, so that a caller can reduce each chunk to per-replicate
     summaries and keep memory bounded (theta alone is R (T + 1) M d numbers).
     """
-    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
-        raise ValueError(f"R must be an integer >= 1, got {R!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    for i, start in enumerate(range(0, int(R), int(chunk_size))):
-        size = min(int(chunk_size), int(R) - start)
-        rng = generator_for(seed, *key, "chunk", i)
-        draws = draw_moe(rng, pool, R=size, T=T, s=s, M=cfg.M, features=features, sigma_t=sigma_t, beta_max=beta_max)
+    for i, size in enumerate(chunk_sizes(R, chunk_size)):
+        draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
+                               beta_max=beta_max, seed=seed, key=key, index=i)
         yield run_gate_trace(pool, draws, cfg, definition1=features == "definition1")

@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from numeric.chunks import Chunk, ChunkRunner, default_runner
+from numeric.chunks import Chunk, ChunkRunner, chunk_sizes, default_runner
 from numeric.draws import ReplicateRounds, draw_single_expert
 from numeric.expert import min_norm_update
 from numeric.gate import AUX_FACTORS, gate_outputs, route, softmax, task_loss_gradient
@@ -492,22 +492,25 @@ def simulate_moe(
 
     ``runner`` decides where chunks run and whether they are cached
     (:mod:`numeric.chunks`); the result does not depend on it."""
-    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
-        raise ValueError(f"R must be an integer >= 1, got {R!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     chunks = [
-        Chunk(_moe_chunk, dict(pool=pool, cfg=cfg, size=min(int(chunk_size), int(R) - start), T=T, s=s, M=cfg.M,
-                               features=features, sigma_t=sigma_t, beta_max=beta_max, seed=seed, key=tuple(key), index=i),
-              size=min(int(chunk_size), int(R) - start))
-        for i, start in enumerate(range(0, int(R), int(chunk_size)))
+        Chunk(_moe_chunk, dict(pool=pool, cfg=cfg, size=size, T=T, s=s, M=cfg.M, features=features, sigma_t=sigma_t,
+                               beta_max=beta_max, seed=seed, key=tuple(key), index=i), size=size)
+        for i, size in enumerate(chunk_sizes(R, chunk_size))
     ]
     results = (runner or default_runner()).run(chunks, progress)
     return MoERun.concatenate([MoERun.from_arrays(a) for a in results])
 
 
+def draw_moe_chunk(pool: TaskPool, *, M: int, size: int, T: int, s: int, features: str, sigma_t: float,
+                   beta_max: float, seed: int, key: Sequence[str | int], index: int) -> MoEDraws:
+    """Chunk ``index`` of a simulation: its own stream ``generator_for(seed, *key, "chunk", index)``, so a
+    chunk's draws do not depend on the other chunks (nor on how or where they run)."""
+    return draw_moe(generator_for(seed, *key, "chunk", index), pool, R=size, T=T, s=s, M=M, features=features,
+                    sigma_t=sigma_t, beta_max=beta_max)
+
+
 def _moe_chunk(*, pool, cfg, size, T, s, M, features, sigma_t, beta_max, seed, key, index) -> dict:
     """One chunk of :func:`simulate_moe`, as flat arrays (cacheable, picklable)."""
-    rng = generator_for(seed, *key, "chunk", index)
-    draws = draw_moe(rng, pool, R=size, T=T, s=s, M=M, features=features, sigma_t=sigma_t, beta_max=beta_max)
+    draws = draw_moe_chunk(pool, M=M, size=size, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max,
+                           seed=seed, key=key, index=index)
     return run_moe_batched(pool, draws, cfg).to_arrays()

@@ -30,16 +30,15 @@ same arguments are the same trajectories; the tests check that.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
+from numeric.chunks import chunk_sizes
 from numeric.draws import ReplicateRounds
-from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe, run_moe_batched
+from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe_chunk, run_moe_batched
 from numeric.pool import TaskPool
-from numeric.seeding import generator_for
 
 __all__ = [
     "FrozenRouting", "PhaseTrace", "expert_sets", "frozen_routing", "grad_gap_max", "lemma13_holds", "lemma15_holds",
@@ -121,15 +120,10 @@ def simulate_trace(
     progress: Callable[[int, int], object] | None = None,
 ) -> PhaseTrace:
     """R replicates in chunks, drawn exactly as :func:`numeric.moe.simulate_moe` draws them."""
-    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
-        raise ValueError(f"R must be an integer >= 1, got {R!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     traces, done = [], 0
-    for i, start in enumerate(range(0, int(R), int(chunk_size))):
-        size = min(int(chunk_size), int(R) - start)
-        draws = draw_moe(generator_for(seed, *key, "chunk", i), pool, R=size, T=T, s=s, M=cfg.M,
-                         features=features, sigma_t=sigma_t)
+    for i, size in enumerate(chunk_sizes(R, chunk_size)):
+        draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
+                               beta_max=1.0, seed=seed, key=key, index=i)
         traces.append(trace_moe(pool, draws, cfg))
         done += size
         if progress is not None:

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from numeric.chunks import Chunk, ChunkRunner, default_runner
+from numeric.chunks import Chunk, ChunkRunner, chunk_sizes, default_runner
 from numeric.draws import ReplicateRounds, SingleExpertDraws, draw_single_expert
 from numeric.expert import min_norm_update
 from numeric.pool import TaskPool
@@ -215,21 +215,16 @@ def simulate_single_expert(
     each chunk if given.  ``runner`` (:mod:`numeric.chunks`) decides where
     chunks run and whether they are cached; the result does not depend on it.
     """
-    if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
-        raise ValueError(f"R must be an integer >= 1, got {R!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    sizes = chunk_sizes(R, chunk_size)
     if progress is not None and not callable(progress):
         raise ValueError("progress must be callable(done_replicates, total_replicates) or None")
     if isinstance(key, (str, bytes)):
         raise ValueError("key must be a sequence of str/int parts, not a bare string")
-    R, chunk_size = int(R), int(chunk_size)
 
     chunks = [
-        Chunk(_single_chunk, dict(pool=pool, size=min(chunk_size, R - start), T=T, s=s, features=features,
-                                  sigma_t=sigma_t, beta_max=beta_max, seed=seed, key=tuple(key), index=i),
-              size=min(chunk_size, R - start))
-        for i, start in enumerate(range(0, R, chunk_size))
+        Chunk(_single_chunk, dict(pool=pool, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
+                                  beta_max=beta_max, seed=seed, key=tuple(key), index=i), size=size)
+        for i, size in enumerate(sizes)
     ]
     results = (runner or default_runner()).run(chunks, progress)
     return SingleExpertRun.concatenate([SingleExpertRun(**a) for a in results])

@@ -67,7 +67,7 @@ from checks.registry import Claim, register
 from checks.scaling import ScalingFit, decide_scaling, fit_exponent, reconcile_entries
 from numeric.chunks import Chunk
 from numeric.gate_trace import GateTrace, run_gate_trace
-from numeric.moe import MoEConfig, draw_moe
+from numeric.moe import MoEConfig, draw_moe_chunk
 from numeric.pool import TaskPool, make_pool
 from numeric.seeding import generator_for
 from theory import gate as gate_theory
@@ -236,9 +236,8 @@ def summarize(trace: GateTrace, pool: TaskPool, cfg: MoEConfig, sigma0: float, p
 def exploration_chunk(*, pool, cfg, size, T, sigma_t, sigma0, seed, key, index, code_version) -> dict:
     """One chunk: draw as numeric.moe.simulate_moe does, trace, summarize (module level: cacheable, picklable)."""
     del code_version  # only part of the cache key
-    rng = generator_for(seed, *key, "chunk", index)
-    draws = draw_moe(rng, pool, R=size, T=T, s=BASE["s"], M=cfg.M, features=BASE["features"], sigma_t=sigma_t,
-                     beta_max=BASE["beta_max"])
+    draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"], sigma_t=sigma_t,
+                           beta_max=BASE["beta_max"], seed=seed, key=key, index=index)
     trace = run_gate_trace(pool, draws, cfg)
     return summarize(trace, pool, cfg, sigma0, generator_for(seed, *key, "lemma1-pick", index))
 

@@ -35,7 +35,17 @@ def test_round_trip_and_stats(tmp_path):
         assert cache.stats.hits == 1 and cache.stats.misses == 1
     assert set(back) == {"x", "n"} and back["x"].dtype == np.float64
     np.testing.assert_array_equal(back["x"], arrays["x"])
-    assert not list(tmp_path.glob(".tmp-*")), "temporary files must be renamed or removed"
+    assert not list(tmp_path.glob("*.tmp")), "temporary files must be renamed or removed"
+
+
+def test_orphaned_temporary_files_are_neither_entries_nor_kept(tmp_path):
+    with ResultCache(tmp_path) as cache:
+        cache.put("k", {"x": np.ones(2)}, {})
+    (tmp_path / ".k.json.abc123.tmp").write_text("{half a descri")  # a writer killed mid-write
+    assert info(tmp_path).entries == 1
+    with ResultCache(tmp_path) as cache:
+        assert cache.get("k") is not None
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 def test_rerun_hits_every_chunk_and_gives_identical_arrays(tmp_path):
