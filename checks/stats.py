@@ -151,3 +151,37 @@ def wilson(successes: int, trials: int, level: float = 0.99) -> tuple[float, flo
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), by summing the terms exactly in mpmath.
+
+    The terms follow t_{i+1} = t_i (n - i)/(i + 1) p/(1 - p) from t_0 = (1 - p)^n;
+    mpmath numbers have an unbounded exponent, so tails far below 1e-300 neither
+    underflow nor lose their relative precision (a regularized incomplete beta
+    fails to converge for n in the thousands).
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p == 0.0:
+        return 1.0
+    if p == 1.0:
+        return 0.0
+    with mpmath.workdps(30):
+        q = 1 - mpmath.mpf(p)
+        ratio = mpmath.mpf(p) / q
+        term = q**n
+        total = term
+        for i in range(k):
+            term *= ratio * (n - i) / (i + 1)
+            total += term
+        return float(min(total, 1))
+
+
+def binom_sf(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), summed directly (no 1 - cdf cancellation)."""
+    return binom_cdf(n - k, n, 1.0 - p) if k > 0 else 1.0

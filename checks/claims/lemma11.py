@@ -181,18 +181,13 @@ def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, fl
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k), X ~ Binomial(n, p), via mpmath's regularized incomplete beta (exact to working precision)."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    with mpmath.workdps(40):
-        return float(mpmath.betainc(n - k, k + 1, 0, 1 - mpmath.mpf(p), regularized=True))
+    """P(X <= k), X ~ Binomial(n, p) (:func:`checks.stats.binom_cdf`)."""
+    return stats.binom_cdf(k, n, p)
 
 
 def binom_sf(k: int, n: int, p: float) -> float:
     """P(X >= k)."""
-    return 1.0 - binom_cdf(k - 1, n, p) if k > 0 else 1.0
+    return stats.binom_sf(k, n, p)
 
 
 # ---------------------------------------------------------------------------------------------- Algorithm 1 sets

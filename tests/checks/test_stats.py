@@ -105,3 +105,15 @@ def test_wilson_interval_textbook_values():
     assert abs(wilson(0, 20, level=0.95)[0]) < 1e-12 and abs(wilson(20, 20, level=0.95)[1] - 1) < 1e-12
     with pytest.raises(ValueError):
         wilson(3, 2)
+
+
+def test_binomial_tails_exact_and_large_n():
+    import math
+
+    from checks.stats import binom_cdf, binom_sf
+
+    assert binom_cdf(3, 10, 0.5) == pytest.approx(sum(math.comb(10, i) for i in range(4)) / 1024, rel=1e-12)
+    assert binom_sf(7, 10, 0.5) == pytest.approx(sum(math.comb(10, i) for i in range(7, 11)) / 1024, rel=1e-12)
+    # n = 10^4 (a full-budget run): the lower tail at k = 100 is about 1e-2734, far below float range.
+    assert binom_cdf(100, 10_000, 0.5) == 0.0 and binom_cdf(5000, 10_000, 0.5) == pytest.approx(0.503989, rel=1e-5)
+    assert binom_sf(0, 5, 0.3) == 1.0 and binom_cdf(-1, 5, 0.3) == 0.0 and binom_cdf(5, 5, 0.3) == 1.0
