@@ -7,7 +7,8 @@ this process, in a worker process or on a Dask worker.  Its result is a flat
 
 The cache key is the SHA-256 of a canonical JSON of the engine's name, the
 engine-code version (a hash of the simulator's source files, so editing the
-simulator invalidates old entries), and every argument; arrays enter by
+simulator invalidates old entries), a hash of the source of the module that
+defines the chunk function (a claim's own summarizer), and every argument; arrays enter by
 dtype, shape and a hash of their bytes.  The seed, the claim's key and the
 chunk index are arguments, so they are part of the key.
 """
@@ -17,9 +18,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import inspect
 import json
 import math
 import numbers
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -29,8 +32,9 @@ import numpy as np
 from numeric.cache import ResultCache
 from numeric.executors import InProcess
 
-# The simulator proper: any edit to these files changes every key.
-ENGINE_FILES = ("draws.py", "expert.py", "gate.py", "moe.py", "pool.py", "seeding.py", "single_expert.py")
+# The simulator proper (and the per-round traces built on it): any edit to these files changes every key.
+ENGINE_FILES = ("draws.py", "expert.py", "gate.py", "moe.py", "pool.py", "seeding.py", "single_expert.py",
+                "gate_trace.py", "phase_trace.py")
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,8 +83,16 @@ def _canonical(value: Any) -> Any:
     raise TypeError(f"cannot key a chunk argument of type {type(value).__name__}")
 
 
+@functools.lru_cache(maxsize=None)
+def _module_version(module_name: str) -> str:
+    """SHA-256 of the source file of the module defining a chunk function (a claim's summarizer, say)."""
+    module = sys.modules[module_name]
+    return hashlib.sha256(Path(inspect.getsourcefile(module)).read_bytes()).hexdigest()
+
+
 def description(chunk: Chunk) -> dict:
-    return {"engine": chunk.engine, "engine_version": engine_version(), "kwargs": _canonical(chunk.kwargs)}
+    return {"engine": chunk.engine, "engine_version": engine_version(),
+            "code_version": _module_version(chunk.fn.__module__), "kwargs": _canonical(chunk.kwargs)}
 
 
 def cache_key(chunk: Chunk) -> str:

@@ -55,9 +55,10 @@ from checks import stats
 from checks.context import Context
 from checks.model import ClaimResult, Interpretation
 from checks.scaling import decide_scaling, fit_exponent, reconcile_entries
-from numeric.moe import MoEConfig
 from numeric import phase_trace as pt
-from numeric.phase_trace import FrozenRouting, simulate_trace
+from numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
+from numeric.moe import MoEConfig, draw_moe_chunk
+from numeric.phase_trace import FrozenRouting
 from numeric.pool import TaskPool, make_pool
 from numeric.seeding import generator_for
 
@@ -146,6 +147,48 @@ class PhaseSummary:
     grad_gap: np.ndarray  # Lemma 14, largest over the phase
 
 
+_ROUTING_FIELDS = ("T2", "any_outside", "outside_share", "chi2", "df", "within_gap", "between_gap", "empty_sets")
+
+
+def _algorithm1_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
+    """One chunk of an Algorithm 1 run, traced and reduced to per-replicate arrays (cacheable, picklable)."""
+    tr = pt.trace_moe(pool, draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
+                                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index),
+                      cfg)
+    scale = float(np.mean(np.sum(pool.W**2, axis=1)))
+    moves = pt.moved(tr, tr.T1 + 1, STILL * scale)
+    routing = pt.frozen_routing(tr, pool.V, MIN_EXPECTED)
+    return {"stable": pt.sets_stable(tr, pool.V, tr.T1 + 1, tr.T), "routed_single": pt.routed_single_task(tr, tr.T1, pool.N),
+            "unchanged": ~moves.any(axis=1), "moved_share": moves.mean(axis=1),
+            "post_steps": tr.step[:, tr.T1 + 1:] / scale,
+            **{f"routing.{name}": getattr(routing, name) for name in _ROUTING_FIELDS}}
+
+
+def _phase_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
+    """One chunk of a router-learning-phase run (no termination, T = t1), reduced to per-replicate arrays."""
+    tr = pt.trace_moe(pool, draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
+                                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index),
+                      cfg)
+    V = pool.V
+    l13, l13_share = pt.lemma13_holds(tr, V)
+    l15, l15_share = pt.lemma15_holds(tr, V)
+    return {"stable": pt.sets_stable(tr, V, tr.T1 + 1, tr.T), "lemma13": l13, "lemma13_share": l13_share,
+            "lemma15": l15, "lemma15_share": l15_share, "lemma15_fixed_sets": pt.lemma15_holds(tr, V, fixed_sets=True)[0],
+            "pi_gap_T1": pt.pi_gap_own_signal(tr, V, tr.T1), "signal_step": pt.signal_step_max(tr, V),
+            "theta_gap_t1": pt.theta_gap_between(tr, V, tr.T), "pi_gap_between": pt.pi_gap_between_max(tr, V),
+            "grad_gap": pt.grad_gap_max(tr)}
+
+
+def _run_chunks(ctx: Context, fn, pool: TaskPool, cfg: MoEConfig, R: int, T: int, key: tuple, label: str) -> dict:
+    """Per-replicate arrays of R replicates, chunked as prop2 chunks its runs (so prop2's keys give its very
+    trajectories), computed or read from the results cache by the run's chunk runner."""
+    sizes = chunk_sizes(R, bounded_chunk_size(T, BASE["d"], BASE["s"], cap=1000))
+    chunks = [Chunk(fn, dict(pool=pool, cfg=cfg, size=size, T=T, seed=ctx.seed, key=key, index=i), size=size)
+              for i, size in enumerate(sizes)]
+    parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
 def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
     """Algorithm 1 with early termination, T = T1 + POST_T1, summarized (shared by prop1 and prop3)."""
 
@@ -153,42 +196,28 @@ def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
         pool = _pool(ctx, sigma0)
         cfg = config(sigma0, c, termination=True)
         T = cfg.exploration_rounds + POST_T1
-        tr = simulate_trace(pool, cfg, R=ALGORITHM1_REPLICATES[ctx.budget.name], T=T, s=BASE["s"],
-                            features=BASE["features"], sigma_t=BASE["sigma_t"], seed=ctx.seed,
-                            key=("router_phase", "algorithm1", str(sigma0), str(c)),
-                            progress=lambda d, n: ctx.progress(f"Algorithm 1 sigma0={sigma0:g} c={c:g}", d, n))
-        scale = float(np.mean(np.sum(pool.W**2, axis=1)))
-        moves = pt.moved(tr, tr.T1 + 1, STILL * scale)
-        routing = pt.frozen_routing(tr, pool.V, MIN_EXPECTED)
+        a = _run_chunks(ctx, _algorithm1_chunk, pool, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
+                        ("router_phase", "algorithm1", str(sigma0), str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
+        routing = FrozenRouting(**{name: a[f"routing.{name}"] for name in _ROUTING_FIELDS})
         p = np.array([chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
         return Algorithm1Summary(
-            T1=tr.T1, stable=pt.sets_stable(tr, pool.V, tr.T1 + 1, tr.T),
-            routed_single=pt.routed_single_task(tr, tr.T1, pool.N), unchanged=~moves.any(axis=1),
-            moved_share=moves.mean(axis=1), median_relative_move=float(np.median(tr.step[:, tr.T1 + 1:]) / scale),
+            T1=cfg.exploration_rounds, stable=a["stable"], routed_single=a["routed_single"], unchanged=a["unchanged"],
+            moved_share=a["moved_share"], median_relative_move=float(np.median(a["post_steps"])),
             routing=routing, p_value=p)
 
     return ctx.shared(("router_phase", "algorithm1", sigma0, c, ctx.seed, ctx.budget.name), compute)
 
 
 def phase(ctx: Context, sigma0: float, c: float) -> PhaseSummary:
-    """No termination, T = t1: for sigma0 in prop2's sweep these are prop2's t1 runs (same pool, key and
-    replicates), traced per round and summarized (shared by prop1 and Lemmas 13-15)."""
+    """No termination, T = t1: for sigma0 in prop2's sweep these are prop2's t1 runs (same pool, key, chunks
+    and replicates), traced per round and summarized (shared by prop1 and Lemmas 13-15)."""
 
     def compute():
-        pool = _pool(ctx, sigma0)
-        tr = simulate_trace(pool, config(sigma0, c, termination=False), R=PHASE_REPLICATES[ctx.budget.name],
-                            T=t1_round(sigma0, c), s=BASE["s"], features=BASE["features"],
-                            sigma_t=BASE["sigma_t"], seed=ctx.seed, key=("prop2", "t1", str(sigma0), str(c)),
-                            progress=lambda d, n: ctx.progress(f"router phase sigma0={sigma0:g} c={c:g}", d, n))
-        V = pool.V
-        l13, l13_share = pt.lemma13_holds(tr, V)
-        l15, l15_share = pt.lemma15_holds(tr, V)
-        return PhaseSummary(
-            T1=tr.T1, t1=tr.T, stable=pt.sets_stable(tr, V, tr.T1 + 1, tr.T), lemma13=l13, lemma13_share=l13_share,
-            lemma15=l15, lemma15_share=l15_share, lemma15_fixed_sets=pt.lemma15_holds(tr, V, fixed_sets=True)[0],
-            pi_gap_T1=pt.pi_gap_own_signal(tr, V, tr.T1),
-            signal_step=pt.signal_step_max(tr, V), theta_gap_t1=pt.theta_gap_between(tr, V, tr.T),
-            pi_gap_between=pt.pi_gap_between_max(tr, V), grad_gap=pt.grad_gap_max(tr))
+        cfg = config(sigma0, c, termination=False)
+        T = t1_round(sigma0, c)
+        a = _run_chunks(ctx, _phase_chunk, _pool(ctx, sigma0), cfg, PHASE_REPLICATES[ctx.budget.name], T,
+                        ("prop2", "t1", str(sigma0), str(c)), f"router phase sigma0={sigma0:g} c={c:g}")
+        return PhaseSummary(T1=cfg.exploration_rounds, t1=T, **a)
 
     return ctx.shared(("router_phase", "phase", sigma0, c, ctx.seed, ctx.budget.name), compute)
 
