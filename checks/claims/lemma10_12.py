@@ -52,7 +52,8 @@ from checks.registry import Claim, register
 from checks.scaling import decide_scaling, fit_exponent, reconcile_constants
 from numeric.expert import min_norm_update
 from numeric.gate import softmax
-from numeric.moe import MoEConfig, draw_moe, run_moe_batched
+from numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
+from numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched
 from numeric.pool import make_clustered_pool, make_pool
 from numeric.seeding import generator_for
 from theory import gate
@@ -361,24 +362,36 @@ def _gt_run(ctx: Context) -> tuple:
     return pool, cfg, replay(pool, draws, cfg)
 
 
+def _lt_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
+    """One chunk of the M < N runs: per replicate, the largest ||grad L_loc||_inf and ||w_{n_t} - w_{t-1}||_inf
+    over rounds t > T1 routed to an expert of the task's cluster (-inf: no such round)."""
+    B = SIM_LT
+    draws = draw_moe_chunk(pool, M=B["M"], size=size, T=T, s=B["s"], features=B["features"], sigma_t=B["sigma_t"],
+                           beta_max=1.0, seed=seed, key=key, index=index)
+    rep = replay(pool, draws, cfg)
+    correct = (rep["routed_set"] % B["K"]) == draws.tasks % B["K"]
+    correct[:, :cfg.exploration_rounds] = False
+    return {"grad": np.where(correct, rep["grad"], -np.inf).max(axis=1),
+            "resid": np.where(correct, rep["resid"], -np.inf).max(axis=1)}
+
+
 def _lt_stats(ctx: Context, sigma0: float, c: float) -> tuple[np.ndarray, np.ndarray, int]:
     """M < N with K clusters: per replicate, the largest ||grad L_loc||_inf and ||w_{n_t} - w_{t-1}||_inf over
-    rounds t > T1 routed to an expert of the task's cluster; and how many replicates had such a round."""
+    rounds t > T1 routed to an expert of the task's cluster; and how many replicates had such a round.
+    Chunked and cached through the run's chunk runner."""
     B = SIM_LT
     pool = make_clustered_pool(generator_for(ctx.seed, "lemma12", "clustered"), N=B["N"], K=B["K"], d=B["d"],
                                sigma0=sigma0, signal_scale=1 / sigma0)
     cfg = MoEConfig(M=B["M"], eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25,
                     Gamma=c * sigma0**1.25)
-    T1 = cfg.exploration_rounds
-    R = SIM_LT_REPLICATES[ctx.budget.name]
-    draws = draw_moe(generator_for(ctx.seed, "lemma12", "lt", str(sigma0), str(c)), pool, R=R, T=2 * T1,
-                     s=B["s"], M=B["M"], features=B["features"], sigma_t=B["sigma_t"])
-    rep = replay(pool, draws, cfg)
-    cluster_of_task = draws.tasks % B["K"]
-    correct = (rep["routed_set"] % B["K"]) == cluster_of_task
-    correct[:, :T1] = False
-    grad = np.where(correct, rep["grad"], -np.inf).max(axis=1)
-    resid = np.where(correct, rep["resid"], -np.inf).max(axis=1)
+    T = 2 * cfg.exploration_rounds
+    sizes = chunk_sizes(SIM_LT_REPLICATES[ctx.budget.name], bounded_chunk_size(T, B["d"], B["s"], cap=1000))
+    chunks = [Chunk(_lt_chunk, dict(pool=pool, cfg=cfg, size=size, T=T, seed=ctx.seed,
+                                    key=("lemma12", "lt", str(sigma0), str(c)), index=i), size=size)
+              for i, size in enumerate(sizes)]
+    parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(f"lemma12 sigma0={sigma0:g} c={c:g}", done, total))
+    grad = np.concatenate([p["grad"] for p in parts])
+    resid = np.concatenate([p["resid"] for p in parts])
     has = np.isfinite(grad)
     return grad[has], resid[has], int(has.sum())
 
