@@ -138,7 +138,8 @@ def probability_entry(ctx: Context, reading: str, c: float, picks: list[np.ndarr
     return ClaimResult(
         id="lemma1", source=L1_SOURCE, kind="probability", form="stated", verdict=verdict, expected=CALIBRATION,
         observed=last["probability"], stderr=(last["high"] - last["low"]) / (2 * 2.576), p_value=None,
-        false_fail_rate=(1 - LEVEL) / 2, min_detectable=None,
+        # What the run resolves: the 99% Wilson half-width at the smallest sigma0, where the verdict is decided.
+        false_fail_rate=(1 - LEVEL) / 2, min_detectable=(last["high"] - last["low"]) / 2,
         config={"features": BASE["features"], "part": part, "hidden_constant": c, "sigma_t": READINGS[reading],
                 "C": C, "calibration_sigma0": SIGMA0[0], "calibration_level": CALIBRATION, "probabilities": rows,
                 "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},

@@ -343,7 +343,8 @@ def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: fl
     return ClaimResult(
         id=claim_id, source=source, kind="probability", form="stated", verdict=verdict,
         expected=1.0, observed=p, stderr=math.sqrt(max(p * (1 - p), 1e-300) / smallest.trials), p_value=None,
-        false_fail_rate=1 - LEVEL, min_detectable=None,
+        # What the run resolves: the 99% Wilson half-width at the smallest sigma0, where the verdict is decided.
+        false_fail_rate=1 - LEVEL, min_detectable=(smallest.interval[1] - smallest.interval[0]) / 2,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
                 "seed": ctx.seed, "probabilities": [r.as_dict() for r in rows],
                 "failure_exponent": {"estimate": slope, "low": s_lo, "high": s_hi}, **(extra or {})},
