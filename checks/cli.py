@@ -143,9 +143,10 @@ def cmd_run(args) -> int:
         # The cache lock and worker pool are released before the reports are
         # written, so the notebook's kernel can read the same cache.
         timings: dict = {}
+        records: dict = {}
         with execution.chunk_runner(args) as chunks:
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress, chunk_runner=chunks,
-                                timings=timings)
+                                timings=timings, reuse_claims=not args.recompute_claims, claim_records=records)
     except UnknownClaimPattern as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -160,6 +161,7 @@ def cmd_run(args) -> int:
         "executor": chunks.executor.name,
         "workers": chunks.executor.workers,
         "cache": execution.cache_summary(chunks),
+        "claim_records": records or {"enabled": False},
         "claim_seconds": timings,
     }
     (out / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
@@ -228,7 +230,7 @@ def cmd_figures(args) -> int:
     try:
         with execution.chunk_runner(args) as chunks:
             result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed, progress=progress,
-                                chunk_runner=chunks)
+                                chunk_runner=chunks, reuse_claims=not args.recompute_claims)
     finally:
         progress.close()
     written = artifact_figures.write(result, out)

@@ -37,6 +37,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--cache-dir", default=None,
                         help=f"results cache directory (default ${CACHE_ENV} or {DEFAULT_CACHE_DIR})")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    parser.add_argument("--recompute-claims", action="store_true",
+                        help="reuse cached simulation chunks but redo every claim's analysis "
+                             "(finished claims are otherwise reused by an identical rerun)")
 
 
 def _warn(message: str) -> None:

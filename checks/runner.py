@@ -25,6 +25,7 @@ import numpy as np
 import sympy
 
 from checks import stats
+from checks.claim_store import ClaimStore
 from checks.context import BUDGETS, Context
 from checks.model import ClaimResult, Measurement, RunResult
 from checks.registry import select
@@ -168,13 +169,20 @@ def run(
     progress: Callable[[str, int, int], None] | None = None,
     chunk_runner: ChunkRunner | None = None,
     timings: dict | None = None,
+    reuse_claims: bool = True,
+    claim_records: dict | None = None,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
 
     ``chunk_runner`` (executor and cache, :mod:`numeric.chunks`) changes where
     and whether simulation chunks are computed, never the results.  ``timings``,
     if given, is filled with each claim's wall seconds (for run-info.json, never
-    for results.json, which must not depend on the machine)."""
+    for results.json, which must not depend on the machine).
+
+    With a cache (and ``reuse_claims``), each claim's measurements and
+    artifacts are kept as a record (:mod:`checks.claim_store`) and an identical
+    rerun reuses them; Holm, verdicts and slips are always recomputed.
+    ``claim_records``, if given, is filled with how many were reused."""
     if budget not in BUDGETS:
         raise ValueError(f"--budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
@@ -185,13 +193,27 @@ def run(
         ctx.runner = chunk_runner
     if progress is not None:
         ctx.progress = progress
-    measured = []
+    store = None
+    if reuse_claims and ctx.runner.cache is not None:
+        store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, versions())
+    measured, artifacts = [], {}
     for claim in claims:
         started = time.perf_counter()
-        measured.append((claim, claim.measure(ctx)))
+        record = store.get(claim.id) if store is not None else None
+        if record is None:
+            ms = claim.measure(ctx)
+            claim_artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
+            if store is not None:
+                store.put(claim.id, ms, claim_artifacts)
+        else:
+            ms, claim_artifacts = record
+            ctx.progress(f"{claim.id} (reused)", 1, 1)
+        measured.append((claim, ms))
+        artifacts.update(claim_artifacts)
         if timings is not None:
             timings[claim.id] = round(time.perf_counter() - started, 3)
-    artifacts = {name: fn(ctx) for claim in claims for name, fn in claim.artifacts}
+    if claim_records is not None and store is not None:
+        claim_records.update(store.summary())
     # Symbolic results arrive decided (no sampling, no false-fail rate); only
     # Monte Carlo measurements enter the Holm family.
     flat = [m for _, ms in measured for m in ms if isinstance(m, Measurement)]

@@ -9,6 +9,10 @@ configuration, the seed and the chunk index):
 * ``<key>.json`` the entry's description and the SHA-256 of the npz bytes,
   written last, so an entry without it was interrupted and is ignored.
 
+A finished claim's record (``checks.claim_store``) is an entry of the same
+shape whose data file is ``<key>.record``, UTF-8 JSON, so it shares the
+checksum, atomic writes and corruption handling.
+
 Both are written atomically (a temporary ``.<name>.*.tmp`` file in the same
 directory, then ``os.replace``), so a run killed at any instant leaves either
 a whole entry or none, plus at most an orphaned temporary file, which the next
@@ -122,52 +126,75 @@ class ResultCache:
             self._lock_fh = None
 
     # -- entries ----------------------------------------------------------------
-    def _paths(self, key: str) -> tuple[Path, Path]:
-        return self.directory / f"{key}.npz", self.directory / f"{key}.json"
+    def _paths(self, key: str, suffix: str = ".npz") -> tuple[Path, Path]:
+        return self.directory / f"{key}{suffix}", self.directory / f"{key}.json"
 
-    def _problem(self, key: str, reason: str) -> None:
+    def _problem(self, key: str, reason: str, suffix: str) -> None:
         self.stats.corrupt += 1
         message = f"cache entry {key[:12]} is corrupt ({reason}); recomputing it"
         self.stats.problems.append(message)
         if self._on_problem is not None:
             self._on_problem(message)
-        for path in self._paths(key):
+        for path in self._paths(key, suffix):
             if path.exists():
                 path.unlink()
 
-    def get(self, key: str) -> dict[str, np.ndarray] | None:
-        data_path, meta_path = self._paths(key)
+    def _verified_bytes(self, key: str, suffix: str) -> bytes | None:
+        """The data file's bytes if the entry is complete and its checksum holds;
+        None for a missing entry; a corrupt one is reported and deleted."""
+        data_path, meta_path = self._paths(key, suffix)
         if not meta_path.exists():
-            self.stats.misses += 1
             return None
         try:
             meta = json.loads(meta_path.read_text())
             data = data_path.read_bytes()
         except (OSError, ValueError) as exc:
-            self._problem(key, f"unreadable: {exc}")
-            self.stats.misses += 1
+            self._problem(key, f"unreadable: {exc}", suffix)
             return None
         if meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(data).hexdigest():
-            self._problem(key, "checksum mismatch" if meta.get("format") == FORMAT else "unknown format")
-            self.stats.misses += 1
+            self._problem(key, "checksum mismatch" if meta.get("format") == FORMAT else "unknown format", suffix)
             return None
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                arrays = {name: npz[name] for name in npz.files}
-        except (OSError, ValueError) as exc:
-            self._problem(key, f"unloadable npz: {exc}")
-            self.stats.misses += 1
-            return None
-        self.stats.hits += 1
-        return arrays
+        return data
 
-    def put(self, key: str, arrays: dict[str, np.ndarray], description: dict) -> None:
-        data = _npz_bytes(arrays)
-        data_path, meta_path = self._paths(key)
+    def _write(self, key: str, suffix: str, data: bytes, description: dict) -> None:
+        data_path, meta_path = self._paths(key, suffix)
         _atomic_write(data_path, data)
         meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
                 "description": description}
         _atomic_write(meta_path, json.dumps(meta, sort_keys=True).encode())
+
+    def get(self, key: str) -> dict[str, np.ndarray] | None:
+        data = self._verified_bytes(key, ".npz")
+        arrays = None
+        if data is not None:
+            try:
+                with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+                    arrays = {name: npz[name] for name in npz.files}
+            except (OSError, ValueError) as exc:
+                self._problem(key, f"unloadable npz: {exc}", ".npz")
+        if arrays is None:
+            self.stats.misses += 1
+        else:
+            self.stats.hits += 1
+        return arrays
+
+    def put(self, key: str, arrays: dict[str, np.ndarray], description: dict) -> None:
+        self._write(key, ".npz", _npz_bytes(arrays), description)
+
+    def get_record(self, key: str) -> object | None:
+        """A JSON record stored by :meth:`put_record`, or None (missing or corrupt;
+        chunk hit/miss counts are not touched)."""
+        data = self._verified_bytes(key, ".record")
+        if data is None:
+            return None
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            self._problem(key, f"unparsable record: {exc}", ".record")
+            return None
+
+    def put_record(self, key: str, record: object, description: dict) -> None:
+        self._write(key, ".record", json.dumps(record, sort_keys=True).encode("utf-8"), description)
 
 
 @dataclass(frozen=True)
@@ -177,27 +204,30 @@ class CacheInfo:
     incomplete: int
     total_bytes: int
     engine_versions: tuple[str, ...]
+    claim_records: int = 0
 
     def __str__(self) -> str:
         versions = ", ".join(v[:12] for v in self.engine_versions) or "none"
-        return (f"cache {self.directory}: {self.entries} entries, {self.total_bytes / 1e6:.1f} MB, "
-                f"{self.incomplete} incomplete, engine versions: {versions}")
+        return (f"cache {self.directory}: {self.entries} entries ({self.claim_records} finished-claim records), "
+                f"{self.total_bytes / 1e6:.1f} MB, {self.incomplete} incomplete, engine versions: {versions}")
 
 
 def info(directory: str | os.PathLike) -> CacheInfo:
     path = Path(directory)
     metas = sorted(path.glob("*.json")) if path.is_dir() else []
-    datas = sorted(path.glob("*.npz")) if path.is_dir() else []
+    datas = sorted(path.glob("*.npz")) + sorted(path.glob("*.record")) if path.is_dir() else []
     versions = set()
     for meta_path in metas:
         try:
-            versions.add(json.loads(meta_path.read_text())["description"]["engine_version"])
+            description = json.loads(meta_path.read_text())["description"]
+            versions.add(description["engine_version"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
     total = sum(p.stat().st_size for p in metas + datas)
     complete = {p.stem for p in metas}
+    records = sum(1 for p in datas if p.suffix == ".record" and p.stem in complete)
     return CacheInfo(str(path), len(metas), sum(1 for p in datas if p.stem not in complete), total,
-                     tuple(sorted(versions)))
+                     tuple(sorted(versions)), records)
 
 
 def clear(directory: str | os.PathLike) -> int:
@@ -208,7 +238,7 @@ def clear(directory: str | os.PathLike) -> int:
     removed = 0
     with ResultCache(path):
         for entry in list(path.iterdir()):
-            if entry.name != "lock" and entry.suffix in (".npz", ".json", ".tmp"):
+            if entry.name != "lock" and entry.suffix in (".npz", ".record", ".json", ".tmp"):
                 entry.unlink()
                 removed += 1
     return removed

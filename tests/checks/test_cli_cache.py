@@ -24,8 +24,11 @@ def cli(*args, cwd=None):
 
 
 def _entries(cache):
-    """Finished entries: descriptions, which are written last (temporary files end in .tmp)."""
-    return len([p for p in cache.glob("*.json") if not p.name.startswith(".")]) if cache.is_dir() else 0
+    """Finished chunk entries: descriptions, which are written last (temporary files end in .tmp),
+    not counting finished-claim records (``claim-*``)."""
+    if not cache.is_dir():
+        return 0
+    return len([p for p in cache.glob("*.json") if not p.name.startswith((".", "claim-"))])
 
 
 def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(tmp_path):
@@ -42,26 +45,36 @@ def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(t
 
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    stats = json.loads((out / "run-info.json").read_text())["cache"]
-    assert stats["hits"] >= finished and stats["hits"] + stats["misses"] == 20 and stats["corrupt"] == 0, (stats, finished)
+    info = json.loads((out / "run-info.json").read_text())
+    stats, reused = info["cache"], info["claim_records"]["reused"]
+    # A claim that finished before the kill is reused whole; its 10 chunks are not even looked up.
+    assert reused in (0, 1) and stats["corrupt"] == 0, info
+    assert stats["hits"] >= finished - 10 * reused and stats["hits"] + stats["misses"] == 20 - 10 * reused, (stats, finished)
 
     uninterrupted = results_json.dumps(runner.run(["prop2.*"], budget="smoke", seed=0))
     assert (out / "results.json").read_text(encoding="utf-8") == uninterrupted
 
 
-def test_rerun_hits_every_chunk_then_info_and_clear(tmp_path, capsys):
-    cache = tmp_path / "c"
+def test_rerun_reuses_the_claim_or_hits_every_chunk_then_info_and_clear(tmp_path, capsys):
+    cache = tmp_path / "cache"
     args = ["run", "--claims", "lemma6", "--budget", "smoke", "--quiet", "--format", "json", "--cache-dir", str(cache)]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
-    info_a = json.loads((tmp_path / "a" / "run-info.json").read_text())["cache"]
-    info_b = json.loads((tmp_path / "b" / "run-info.json").read_text())["cache"]
-    assert info_a["misses"] == 10 and info_b == {**info_a, "hits": 10, "misses": 0, "hit_rate": 1.0}
-    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+    assert main([*args, "--out", str(tmp_path / "c"), "--recompute-claims"]) == 0
+    info = {run: json.loads((tmp_path / run / "run-info.json").read_text()) for run in "abc"}
+    assert info["a"]["cache"]["misses"] == 10 and info["a"]["claim_records"]["computed"] == 1
+    # The identical rerun reuses the finished claim and needs no chunk at all ...
+    assert info["b"]["claim_records"]["reused"] == 1 and info["b"]["cache"]["hits"] + info["b"]["cache"]["misses"] == 0
+    # ... and with --recompute-claims it redoes the analysis from cached chunks only.
+    assert info["c"]["claim_records"] == {"enabled": False}
+    assert info["c"]["cache"] == {**info["a"]["cache"], "hits": 10, "misses": 0, "hit_rate": 1.0}
+    first = (tmp_path / "a" / "results.json").read_bytes()
+    assert first == (tmp_path / "b" / "results.json").read_bytes() == (tmp_path / "c" / "results.json").read_bytes()
     capsys.readouterr()
-    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "10 entries" in capsys.readouterr().out
+    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
+    assert "11 entries (1 finished-claim records)" in capsys.readouterr().out
     assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
-    assert "removed 20 files" in capsys.readouterr().out
+    assert "removed 22 files" in capsys.readouterr().out
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "0 entries" in capsys.readouterr().out
 
 

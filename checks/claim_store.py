@@ -1,0 +1,152 @@
+"""Finished claims, kept in the results cache so that an identical rerun reuses them.
+
+The chunk cache (:mod:`numeric.chunks`) spares a rerun the simulations; what a
+claim then does with them — exact rational audits, sympy derivations,
+bootstrap fits, per-replicate oracles — is analysis that can take longer
+than the simulation at small budgets.  A claim's *record* is what its
+``measure`` returned (measurements, before the run-wide Holm correction) and
+its figure artifacts, stored under a key of
+
+* the claim id, the budget (name and replicates) and the seed;
+* the SHA-256 of every source file of the ``theory``, ``numeric`` and
+  ``checks`` packages, so any edit to the code recomputes every claim (while
+  the simulation chunks, keyed by the engine alone, are still reused);
+* the versions of Python, numpy, sympy and mpmath.
+
+Verdicts are never stored: the Holm correction, the verdicts and the slips
+are recomputed from the records on every run, so a rerun's results.json is
+byte-identical to the first run's.
+
+The record codec is faithful rather than convenient: dicts keep their
+insertion order (results.json shows config keys in that order), tuples stay
+tuples, and any value of a type it does not know makes the claim
+uncacheable (it is then simply computed every time), never silently altered.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checks.model import ClaimResult, HorizonTest, Measurement
+from checks.stats import MeanTest
+from numeric.cache import ResultCache
+
+FORMAT = 1
+PACKAGES = ("theory", "numeric", "checks")
+_RECORDS = {"measurement": Measurement, "result": ClaimResult, "horizon": HorizonTest, "meantest": MeanTest}
+_TAGS = {cls: tag for tag, cls in _RECORDS.items()}
+
+
+# numpy scalar kinds and how their Python value's repr is read back (no eval).
+_LITERALS = {"f": float, "i": int, "u": int, "b": lambda text: text == "True"}
+
+
+class Uncacheable(TypeError):
+    """A measure output holds a value the record codec cannot store faithfully."""
+
+
+@functools.lru_cache(maxsize=None)
+def source_version(root: Path = Path(__file__).resolve().parent.parent) -> str:
+    """SHA-256 over the source files of the packages a claim's result can depend on."""
+    digest = hashlib.sha256()
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def encode(value: Any) -> Any:
+    """``value`` as JSON types, tagged so that :func:`decode` rebuilds it exactly."""
+    tag = _TAGS.get(type(value))
+    if tag is not None:
+        return {"t": tag, "v": [[name, encode(getattr(value, name))] for name in value.__dataclass_fields__]}
+    if isinstance(value, dict):
+        return {"t": "dict", "v": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {"t": "tuple", "v": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return {"t": "list", "v": [encode(v) for v in value]}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        # JSON has no NaN or infinities; repr round-trips every finite float exactly.
+        return value if math.isfinite(value) else {"t": "float", "v": repr(value)}
+    if isinstance(value, (np.floating, np.integer, np.bool_)) and value.dtype.str[1] in _LITERALS:
+        # numpy scalars stay numpy scalars of their dtype (their repr and arithmetic differ from Python's).
+        return {"t": "numpy", "v": [value.dtype.str, repr(value.item())]}
+    raise Uncacheable(f"cannot store a {type(value).__name__} in a claim record")
+
+
+def decode(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    tag, body = value["t"], value["v"]
+    if tag in _RECORDS:
+        return _RECORDS[tag](**{name: decode(v) for name, v in body})
+    if tag == "dict":
+        return {decode(k): decode(v) for k, v in body}
+    if tag == "tuple":
+        return tuple(decode(v) for v in body)
+    if tag == "list":
+        return [decode(v) for v in body]
+    if tag == "float":
+        return float(body)
+    if tag == "numpy":
+        dtype, text = body
+        return np.dtype(dtype).type(_LITERALS[dtype[1]](text))
+    raise ValueError(f"unknown record tag {tag!r}")
+
+
+def claim_key(claim_id: str, budget: str, replicates: int, seed: int, versions: dict) -> tuple[str, dict]:
+    description = {"format": FORMAT, "claim": claim_id, "budget": budget, "replicates": replicates, "seed": seed,
+                   "source_version": source_version(), "versions": versions}
+    text = json.dumps(description, sort_keys=True, separators=(",", ":"))
+    return "claim-" + hashlib.sha256(text.encode()).hexdigest(), description
+
+
+class ClaimStore:
+    """Reads and writes finished-claim records in a :class:`ResultCache`."""
+
+    def __init__(self, cache: ResultCache, budget: str, replicates: int, seed: int, versions: dict):
+        self.cache = cache
+        self._key_parts = (budget, replicates, seed, versions)
+        self.reused: list[str] = []
+        self.computed: list[str] = []
+        self.uncacheable: list[str] = []
+
+    def get(self, claim_id: str) -> tuple[list, dict] | None:
+        key, _ = claim_key(claim_id, *self._key_parts)
+        record = self.cache.get_record(key)
+        if record is None:
+            return None
+        try:
+            measured, artifacts = decode(record["measured"]), decode(record["artifacts"])
+        except (KeyError, TypeError, ValueError) as exc:
+            self.cache._problem(key, f"undecodable record: {exc}", ".record")
+            return None
+        self.reused.append(claim_id)
+        return measured, artifacts
+
+    def put(self, claim_id: str, measured: list, artifacts: dict) -> None:
+        self.computed.append(claim_id)
+        try:
+            record = {"measured": encode(list(measured)), "artifacts": encode(dict(artifacts))}
+        except Uncacheable:
+            self.uncacheable.append(claim_id)
+            return
+        key, description = claim_key(claim_id, *self._key_parts)
+        self.cache.put_record(key, record, description)
+
+    def summary(self) -> dict:
+        return {"enabled": True, "reused": len(self.reused), "computed": len(self.computed),
+                "uncacheable": list(self.uncacheable)}

@@ -1,0 +1,125 @@
+"""Finished-claim records: a faithful codec, keys that change with the code, corruption recomputed."""
+
+import json
+import math
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from checks import claim_store, runner
+from checks.claim_store import ClaimStore, Uncacheable, decode, encode, source_version
+from checks.model import ClaimResult, HorizonTest, Measurement
+from checks.registry import get
+from checks.stats import MeanTest
+from numeric.cache import ResultCache
+from numeric.chunks import ChunkRunner
+from reports import results_json
+
+
+def same(a, b) -> bool:
+    """Equal values of identical types all the way down (NaN equals NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (float, np.floating)) and math.isnan(a):
+        return math.isnan(b)
+    return a == b
+
+
+def json_round_trip(value):
+    return decode(json.loads(json.dumps(encode(value), sort_keys=True)))
+
+
+scalars = (st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(allow_nan=True)
+           | st.floats(width=32).map(np.float32) | st.floats().map(np.float64) | st.integers(-2**63, 2**63 - 1).map(np.int64)
+           | st.booleans().map(np.bool_))
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+                      | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3), max_leaves=12)
+
+
+@given(values)
+def test_codec_rebuilds_values_with_their_types_and_dict_order(value):
+    assert same(json_round_trip(value), value)
+
+
+def test_codec_rebuilds_measurements_and_results():
+    m = Measurement("x", "Lemma 3", "bound", "stated", {"b": (1, 2), "a": np.float64(0.1)},
+                    (HorizonTest(3, MeanTest(1.0, np.float64(1.5), math.inf, 10)), HorizonTest("M=2", MeanTest(0, -0.0, 0.1, 2))),
+                    scale=2.0, formula="f", rule="positive")
+    r = ClaimResult("x", "s", "bound", "stated", "refuted", None, 1.0, None, 0.5, 1e-3, None, {"k": [1]}, "e")
+    back = json_round_trip([m, r])
+    assert back == [m, r] and same(back[0].config, m.config) and list(back[0].config) == ["b", "a"]
+
+
+@pytest.mark.parametrize("value", [Fraction(1, 3), sympy.Rational(1, 3), np.zeros(2), {1.5: 1}.keys(), object()])
+def test_values_it_cannot_store_faithfully_make_the_claim_uncacheable(value):
+    with pytest.raises(Uncacheable):
+        encode({"nested": [value]})
+
+
+def test_source_version_changes_with_any_source_file(tmp_path):
+    root = Path(claim_store.__file__).resolve().parent.parent
+    for package in claim_store.PACKAGES:
+        shutil.copytree(root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = source_version(tmp_path)
+    assert before == source_version(root)
+    source_version.cache_clear()
+    (tmp_path / "theory" / "routing.py").write_text((root / "theory" / "routing.py").read_text() + "\n# edited\n")
+    assert source_version(tmp_path) != before
+    source_version.cache_clear()
+
+
+def test_keys_separate_claim_budget_seed_and_library_versions():
+    base = ("lemma3", "smoke", 2000, 0, {"numpy": "2"})
+    variants = [("lemma4", *base[1:]), ("lemma3", "standard", 20000, 0, {"numpy": "2"}),
+                ("lemma3", "smoke", 2000, 1, {"numpy": "2"}), ("lemma3", "smoke", 2000, 0, {"numpy": "3"})]
+    keys = {claim_store.claim_key(*v)[0] for v in [base, *variants]}
+    assert len(keys) == 5
+
+
+def _run(cache, **kw):
+    return runner.run(["lemma3"], budget="smoke", seed=0, chunk_runner=ChunkRunner(cache=cache), **kw)
+
+
+def test_a_rerun_reuses_the_record_without_measuring(tmp_path, monkeypatch):
+    with ResultCache(tmp_path) as cache:
+        records: dict = {}
+        first = results_json.dumps(_run(cache, claim_records=records))
+        assert records["computed"] == 1 and records["reused"] == 0
+        claim = get("lemma3")
+        monkeypatch.setattr(type(claim), "measure", property(lambda self: pytest.fail("measured again")), raising=False)
+        records = {}
+        assert results_json.dumps(_run(cache, claim_records=records)) == first
+        assert records["reused"] == 1
+
+
+def test_a_corrupt_record_is_reported_and_recomputed(tmp_path):
+    problems = []
+    with ResultCache(tmp_path, on_problem=problems.append) as cache:
+        first = results_json.dumps(_run(cache))
+        (record,) = tmp_path.glob("claim-*.record")
+        data = bytearray(record.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        record.write_bytes(bytes(data))
+        records: dict = {}
+        assert results_json.dumps(_run(cache, claim_records=records)) == first
+    assert records["computed"] == 1 and len(problems) == 1 and "corrupt" in problems[0]
+
+
+def test_an_undecodable_record_with_a_valid_checksum_is_recomputed(tmp_path):
+    problems = []
+    with ResultCache(tmp_path, on_problem=problems.append) as cache:
+        key, description = claim_store.claim_key("lemma3", "smoke", 2000, 0, runner.versions())
+        cache.put_record(key, {"measured": {"t": "pickle", "v": "..."}, "artifacts": {}}, description)
+        store = ClaimStore(cache, "smoke", 2000, 0, runner.versions())
+        assert store.get("lemma3") is None
+    assert len(problems) == 1 and "undecodable" in problems[0]
