@@ -153,35 +153,76 @@ def wilson(successes: int, trials: int, level: float = 0.99) -> tuple[float, flo
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k) for X ~ Binomial(n, p), by summing the terms exactly in mpmath.
+def _tail_sum(start: int, step: int, n: int, p, q) -> "mpmath.mpf":
+    """sum of Binomial(n, p) terms from ``start`` outwards (step -1: down to 0; +1: up to n),
+    stopping once a term no longer changes the 30-digit sum.  Used only on the side of
+    ``start`` away from the mode, where terms shrink at least geometrically."""
+    log_term = (mpmath.loggamma(n + 1) - mpmath.loggamma(start + 1) - mpmath.loggamma(n - start + 1)
+                + start * mpmath.log(p) + (n - start) * mpmath.log(q))
+    term = mpmath.exp(log_term)
+    total = term
+    i = start
+    while 0 < i < n if step < 0 else 0 <= i < n:
+        if step < 0:
+            term *= (i / mpmath.mpf(n - i + 1)) * (q / p)
+        else:
+            term *= (mpmath.mpf(n - i) / (i + 1)) * (p / q)
+        i += step
+        total += term
+        if term < total * mpmath.mpf(10) ** -32:
+            break
+    return total
 
-    The terms follow t_{i+1} = t_i (n - i)/(i + 1) p/(1 - p) from t_0 = (1 - p)^n;
-    mpmath numbers have an unbounded exponent, so tails far below 1e-300 neither
-    underflow nor lose their relative precision (a regularized incomplete beta
-    fails to converge for n in the thousands).
+
+def _binom_tails(k: int, n: int, p: float) -> tuple[float, float]:
+    """(P(X <= k), P(X > k)) for X ~ Binomial(n, p), 0 <= k < n, 0 < p < 1.
+
+    Whichever tail lies on the far side of the mode is summed: downwards from k
+    when k + 1 <= (n + 1) p (every ratio i q / ((n - i + 1) p) is then below 1),
+    else upwards from k + 1.  The other tail is one minus it, and it always
+    contains the mode, so it is at least 1/(n + 1) and 30 digits lose nothing."""
+    with mpmath.workdps(30):
+        pm = mpmath.mpf(p)
+        qm = 1 - pm
+        if k + 1 <= (n + 1) * p:
+            lower = _tail_sum(k, -1, n, pm, qm)
+            upper = 1 - lower
+        else:
+            upper = _tail_sum(k + 1, +1, n, pm, qm)
+            lower = 1 - upper
+        return float(min(max(lower, 0), 1)), float(min(max(upper, 0), 1))
+
+
+def binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in 30-digit mpmath.
+
+    The sum runs over the tail on the far side of the mode (:func:`_binom_tails`),
+    where terms shrink geometrically, so it stops once a term falls below 1e-32
+    of the sum.  mpmath numbers have an
+    unbounded exponent, so tails far below 1e-300 neither underflow nor lose
+    their relative precision (a regularized incomplete beta fails to converge
+    for n in the thousands), and the work is about sqrt(n) terms instead of k.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
     if k < 0:
         return 0.0
-    if k >= n:
-        return 1.0
-    if p == 0.0:
+    if k >= n or p == 0.0:
         return 1.0
     if p == 1.0:
         return 0.0
-    with mpmath.workdps(30):
-        q = 1 - mpmath.mpf(p)
-        ratio = mpmath.mpf(p) / q
-        term = q**n
-        total = term
-        for i in range(k):
-            term *= ratio * (n - i) / (i + 1)
-            total += term
-        return float(min(total, 1))
+    return _binom_tails(k, n, p)[0]
 
 
 def binom_sf(k: int, n: int, p: float) -> float:
-    """P(X >= k) for X ~ Binomial(n, p), summed directly (no 1 - cdf cancellation)."""
-    return binom_cdf(n - k, n, 1.0 - p) if k > 0 else 1.0
+    """P(X >= k) for X ~ Binomial(n, p), summed directly in p (not through 1 - p,
+    which rounds a tiny p away)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    if k <= 0:
+        return 1.0
+    if k > n or p == 0.0:
+        return 0.0
+    if p == 1.0:
+        return 1.0
+    return _binom_tails(k - 1, n, p)[1]

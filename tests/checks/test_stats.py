@@ -117,3 +117,24 @@ def test_binomial_tails_exact_and_large_n():
     # n = 10^4 (a full-budget run): the lower tail at k = 100 is about 1e-2734, far below float range.
     assert binom_cdf(100, 10_000, 0.5) == 0.0 and binom_cdf(5000, 10_000, 0.5) == pytest.approx(0.503989, rel=1e-5)
     assert binom_sf(0, 5, 0.3) == 1.0 and binom_cdf(-1, 5, 0.3) == 0.0 and binom_cdf(5, 5, 0.3) == 1.0
+
+
+def _exact_cdf(k, n, p):
+    from fractions import Fraction
+
+    p = Fraction(p)
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.integers(1, 150), st.floats(0.0, 1.0), st.data())
+def test_binomial_cdf_matches_exact_rational_sums(n, p, data):
+    """The tail-from-the-far-side sum with early stop against the exact rational sum."""
+    k = data.draw(st.integers(0, n - 1))
+    exact = _exact_cdf(k, n, p)
+    assert stats.binom_cdf(k, n, p) == pytest.approx(float(exact), rel=1e-12, abs=1e-300)
+    assert stats.binom_sf(k, n, p) == pytest.approx(float(1 - _exact_cdf(k - 1, n, p)) if k else 1.0, rel=1e-12, abs=1e-300)
