@@ -342,7 +342,9 @@ def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: fl
                       f"[{r.interval[0]:.3f}, {r.interval[1]:.3f}]" for r in sorted(rows, key=lambda r: -r.sigma0))
     return ClaimResult(
         id=claim_id, source=source, kind="probability", form="stated", verdict=verdict,
-        expected=1.0, observed=p, stderr=math.sqrt(max(p * (1 - p), 1e-300) / smallest.trials), p_value=None,
+        # The standard error implied by the 99% Wilson interval: the plug-in sqrt(p (1 - p) / n) is 0 at p = 0 or 1.
+        expected=1.0, observed=p, p_value=None,
+        stderr=(smallest.interval[1] - smallest.interval[0]) / (2 * stats.normal_upper_quantile((1 - LEVEL) / 2)),
         # What the run resolves: the 99% Wilson half-width at the smallest sigma0, where the verdict is decided.
         false_fail_rate=1 - LEVEL, min_detectable=(smallest.interval[1] - smallest.interval[0]) / 2,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
