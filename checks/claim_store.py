@@ -13,9 +13,12 @@ its figure artifacts, stored under a key of
   the simulation chunks, keyed by the engine alone, are still reused);
 * the versions of Python, numpy, sympy and mpmath.
 
-Verdicts are never stored: the Holm correction, the verdicts and the slips
-are recomputed from the records on every run, so a rerun's results.json is
-byte-identical to the first run's.
+Verdicts are never stored: the Holm correction and the verdicts are
+recomputed from the records on every run (they depend on which other claims
+share the run's Holm family), so a rerun's results.json is byte-identical to
+the first run's.  A claim's slips are a function of its decided results (and
+of the code), so they are kept under a key of those results: they are rebuilt
+whenever a verdict or a number of the claim changes.
 
 The record codec is faithful rather than convenient: dicts keep their
 insertion order (results.json shows config keys in that order), tuples stay
@@ -34,13 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from checks.model import ClaimResult, HorizonTest, Measurement
+from checks.model import ClaimResult, HorizonTest, Measurement, Slip
 from checks.stats import MeanTest
 from numeric.cache import ResultCache
 
 FORMAT = 1
 PACKAGES = ("theory", "numeric", "checks")
-_RECORDS = {"measurement": Measurement, "result": ClaimResult, "horizon": HorizonTest, "meantest": MeanTest}
+_RECORDS = {"measurement": Measurement, "result": ClaimResult, "horizon": HorizonTest, "meantest": MeanTest,
+            "slip": Slip}
 _TAGS = {cls: tag for tag, cls in _RECORDS.items()}
 
 
@@ -146,6 +150,29 @@ class ClaimStore:
             return
         key, description = claim_key(claim_id, *self._key_parts)
         self.cache.put_record(key, record, description)
+
+    def slips(self, claim_id: str, results: list, build) -> list:
+        """``build(results)`` (the claim's slip builder), reused when the claim's decided results are unchanged."""
+        try:
+            encoded = encode(list(results))
+        except Uncacheable:
+            return build(results)
+        key, description = claim_key(claim_id, *self._key_parts)
+        description = {**description, "slips_of": hashlib.sha256(
+            json.dumps(encoded, sort_keys=True).encode()).hexdigest()}
+        key = "slips-" + hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
+        record = self.cache.get_record(key)
+        if record is not None:
+            try:
+                return decode(record["slips"])
+            except (KeyError, TypeError, ValueError) as exc:
+                self.cache._problem(key, f"undecodable record: {exc}", ".record")
+        slips = build(results)
+        try:
+            self.cache.put_record(key, {"slips": encode(list(slips))}, description)
+        except Uncacheable:
+            pass
+        return slips
 
     def summary(self) -> dict:
         return {"enabled": True, "reused": len(self.reused), "computed": len(self.computed),

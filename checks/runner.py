@@ -224,7 +224,8 @@ def run(
         claim_results = [m if isinstance(m, ClaimResult) else decide(*next(decided)) for m in ms]
         results.extend(claim_results)
         if claim.slips is not None:
-            slips.extend(claim.slips(claim_results))
+            slips.extend(claim.slips(claim_results) if store is None
+                         else store.slips(claim.id, claim_results, claim.slips))
         for interp in claim.interpretations:
             if interp.id not in seen:
                 seen.add(interp.id)

@@ -123,3 +123,21 @@ def test_an_undecodable_record_with_a_valid_checksum_is_recomputed(tmp_path):
         store = ClaimStore(cache, "smoke", 2000, 0, runner.versions())
         assert store.get("lemma3") is None
     assert len(problems) == 1 and "undecodable" in problems[0]
+
+
+def test_slips_are_rebuilt_exactly_when_the_claims_decided_results_change(tmp_path):
+    from checks.model import Slip
+
+    calls = []
+
+    def build(results):
+        calls.append(results)
+        return [Slip("s", "here", "false statement", "a", "b", f"verdict {results[0].verdict}")]
+
+    refuted = ClaimResult("x", "s", "bound", "stated", "refuted", None, 1.0, None, 0.5, 1e-3, None, {}, "e")
+    with ResultCache(tmp_path) as cache:
+        store = ClaimStore(cache, "smoke", 2000, 0, runner.versions())
+        first = store.slips("x", [refuted], build)
+        assert store.slips("x", [refuted], build) == first and len(calls) == 1
+        confirmed = store.slips("x", [ClaimResult(**{**refuted.__dict__, "verdict": "confirmed"})], build)
+        assert len(calls) == 2 and confirmed[0].evidence == "verdict confirmed"
