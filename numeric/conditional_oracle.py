@@ -32,6 +32,9 @@ def conditional_errors(W: np.ndarray, tasks: np.ndarray, chosen: np.ndarray, M: 
     gaps = np.einsum("ind,ind->in", W[:, None, :] - W[None, :, :], W[:, None, :] - W[None, :, :])  # (N, N)
     expected = np.broadcast_to(np.einsum("nd,nd->n", W, W), (R, M, N)).copy()
     pair_counts = np.zeros((R, M, N))
+    # past = sum_{m,n} pair_counts[m, n] expected[m, n]: kept up to date from the one expert row that changes
+    # each round (O(R N) per round instead of O(R M N)).
+    past = np.zeros(R)
     past_self = np.zeros(R)
     forgetting = np.empty((R, T))
     generalization = np.empty((R, T))
@@ -39,12 +42,15 @@ def conditional_errors(W: np.ndarray, tasks: np.ndarray, chosen: np.ndarray, M: 
     for j in range(T):
         t = j + 1
         n_t, m_t = tasks[:, j], chosen[:, j]
-        expected[rows, m_t] = r * expected[rows, m_t] + (1 - r) * gaps[n_t]
-        current = expected[rows, m_t, n_t]
-        past = np.einsum("rmn,rmn->r", pair_counts, expected)
+        old = expected[rows, m_t]
+        new = r * old + (1 - r) * gaps[n_t]
+        expected[rows, m_t] = new
+        past += np.einsum("rn,rn->r", pair_counts[rows, m_t], new - old)
+        current = new[rows, n_t]
         forgetting[:, j] = (past - past_self) / (t - 1) if t > 1 else np.nan
         generalization[:, j] = (past + current) / t
         model_error[:, j] = current
         pair_counts[rows, m_t, n_t] += 1.0
+        past += current
         past_self += current
     return {"forgetting": forgetting, "generalization": generalization, "model_error": model_error}

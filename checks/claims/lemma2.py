@@ -47,8 +47,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -57,6 +59,7 @@ from checks.context import Context
 from checks.model import ClaimResult, Interpretation, Slip, exact_result
 from checks.registry import Claim, register
 from checks.scaling import decide_scaling, fit_exponent, reconcile_constants
+from numeric.chunks import Chunk, ChunkRunner
 from numeric.draws import draw_single_expert
 from numeric.moe import MoEConfig, simulate_moe
 from numeric.pool import make_pool
@@ -123,10 +126,13 @@ def _inf(v) -> Fraction:
     return max(abs(x) for x in v)
 
 
-def _grid_points(M: int, budget: str):
-    """Base outputs (lambda = 1): x_0 = 0, x_1..x_{M-1} over the grid."""
-    for rest in itertools.product(GRID[budget], repeat=M - 1):
-        yield (Fraction(0),) + rest
+def _grid_points(M: int, budget: str, first: int | None = None):
+    """Base outputs (lambda = 1): x_0 = 0, x_1..x_{M-1} over the grid (with x_1 = GRID[first] if given)."""
+    grid = GRID[budget]
+    heads = grid if first is None else (grid[first],)
+    for head in heads:
+        for rest in itertools.product(grid, repeat=M - 2):
+            yield (Fraction(0), head) + rest
 
 
 def _directions(M: int):
@@ -135,19 +141,13 @@ def _directions(M: int):
         yield (1,) + signs
 
 
-def grid_audit(M: int, budget: str) -> dict:
-    """Exact checks over the grid of pairs (h, h + eps s), lambda = 1.
-
-    Returns the largest ratio ||p - p_hat||_inf / ||h - h_hat||_inf, the largest
-    diagonal Jacobian entry, whether the Jacobian rows have the sign pattern and
-    zero sums, and the largest ratios for the proof's steps 3-4.
-    """
+def _audit_points(M: int, points) -> dict:
     worst_ratio, worst_pair = Fraction(0), None
     worst_switch_ratio = Fraction(0)  # P(switch) / (M (M-1) ||dh|| / lambda): the derived union bound
     step4_first_ok = True  # |p_hat_i - p_i| <= P(switch)
     max_diag, rows_ok = Fraction(0), True
     pairs = 0
-    for h in _grid_points(M, budget):
+    for h in points:
         J = jacobian(h, 1)
         for m, row in enumerate(J):
             max_diag = max(max_diag, row[m])
@@ -167,6 +167,53 @@ def grid_audit(M: int, budget: str) -> dict:
                 pairs += 1
     return dict(M=M, pairs=pairs, worst_ratio=worst_ratio, worst_pair=worst_pair, max_diag=max_diag,
                 rows_ok=rows_ok, step4_first_ok=step4_first_ok, worst_switch_ratio=worst_switch_ratio)
+
+
+_FRACTIONS = ("worst_ratio", "max_diag", "worst_switch_ratio")
+
+
+def _grid_audit_chunk(*, M: int, budget: str, first: int) -> dict:
+    """One part of the grid (x_1 = GRID[budget][first]) as a cacheable chunk: the partial audit as JSON text
+    in a 0-d unicode array, Fractions as 'p/q' strings (read back with Fraction(str), nothing evaluated)."""
+    audit = _audit_points(M, _grid_points(M, budget, first))
+    text = {k: str(audit[k]) for k in _FRACTIONS}
+    text["worst_pair"] = None if audit["worst_pair"] is None else [[str(v) for v in h] for h in audit["worst_pair"]]
+    text.update({k: audit[k] for k in ("M", "pairs", "rows_ok", "step4_first_ok")})
+    return {"audit": np.array(json.dumps(text, sort_keys=True))}
+
+
+def _read_audit(arrays: dict) -> dict:
+    text = json.loads(str(arrays["audit"][()]))
+    audit = {k: text[k] for k in ("M", "pairs", "rows_ok", "step4_first_ok")}
+    audit.update({k: Fraction(text[k]) for k in _FRACTIONS})
+    pair = text["worst_pair"]
+    audit["worst_pair"] = None if pair is None else tuple(tuple(Fraction(v) for v in h) for h in pair)
+    return audit
+
+
+def grid_audit(M: int, budget: str, runner: ChunkRunner | None = None,
+               progress: Callable[[int, int], object] | None = None) -> dict:
+    """Exact checks over the grid of pairs (h, h + eps s), lambda = 1.
+
+    Returns the largest ratio ||p - p_hat||_inf / ||h - h_hat||_inf (with the first pair attaining it), the
+    largest diagonal Jacobian entry, whether the Jacobian rows have the sign pattern and zero sums, and the
+    largest ratios for the proof's steps 3-4.  The grid is split by x_1 into chunks, which ``runner`` may
+    run in parallel and cache like simulation chunks; parts are merged in grid order, so the result (the
+    first worst pair included) is that of one pass over the grid.
+    """
+    size = len(GRID[budget]) ** (M - 2)
+    chunks = [Chunk(_grid_audit_chunk, dict(M=M, budget=budget, first=i), size=size) for i in range(len(GRID[budget]))]
+    parts = [_read_audit(a) for a in (runner or ChunkRunner()).run(chunks, progress)]
+    merged = dict(parts[0])
+    for part in parts[1:]:
+        merged["pairs"] += part["pairs"]
+        if part["worst_ratio"] > merged["worst_ratio"]:
+            merged["worst_ratio"], merged["worst_pair"] = part["worst_ratio"], part["worst_pair"]
+        for k in ("max_diag", "worst_switch_ratio"):
+            merged[k] = max(merged[k], part[k])
+        for k in ("rows_ok", "step4_first_ok"):
+            merged[k] = merged[k] and part[k]
+    return merged
 
 
 def sharpness(M: int) -> list[tuple[Fraction, Fraction]]:
@@ -266,7 +313,9 @@ def _entry(part: str, verdict: str, evidence: str, formula: str, form: str = "st
 
 def measure(ctx: Context) -> list[ClaimResult]:
     budget = ctx.budget.name
-    audits = {M: grid_audit(M, budget) for M in MS}
+    audits = {M: grid_audit(M, budget, ctx.runner,
+                            lambda done, total, M=M: ctx.progress(f"lemma2 exact grid M={M}", done, total))
+              for M in MS}
     sharp = {M: sharpness(M) for M in MS}
     invariant = all(scale_invariant(M) for M in MS)
     ce = smallest_counterexample()

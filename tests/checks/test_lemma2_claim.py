@@ -75,3 +75,17 @@ def test_cor1_entries_on_a_tiny_sweep(monkeypatch):
 @pytest.mark.parametrize("M", [2, 3, 4])
 def test_scale_invariance(M):
     assert lemma2.scale_invariant(M)
+
+
+def test_chunked_and_cached_grid_audit_is_one_pass_over_the_grid(tmp_path):
+    """Parts merged in grid order, through the cache's JSON-in-npz round trip, give the single-pass audit
+    (the first pair attaining the worst ratio included)."""
+    from numeric.cache import ResultCache
+    from numeric.chunks import ChunkRunner
+
+    one_pass = lemma2._audit_points(3, lemma2._grid_points(3, "smoke"))
+    with ResultCache(tmp_path) as cache:
+        first = lemma2.grid_audit(3, "smoke", ChunkRunner(cache=cache))
+        again = lemma2.grid_audit(3, "smoke", ChunkRunner(cache=cache))
+        assert cache.stats.hits == len(lemma2.GRID["smoke"])
+    assert first == again == one_pass and one_pass["pairs"] == 3 * 3 * 4 * 2
