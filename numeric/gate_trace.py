@@ -8,10 +8,10 @@ routing fractions f_t^(m) at t = T1, and the part of the gate output that the
 noise columns of X_t contribute (Lemma 1).  This module runs the engine on
 the same :class:`numeric.moe.MoEDraws` with a per-round observer that records them.
 
-Same draws, same trajectory: :func:`iter_traces` draws chunk i from
-``generator_for(seed, *key, "chunk", i)`` exactly as
-:func:`numeric.moe.simulate_moe` does, so a trace and a ``MoERun`` of the same
-``(seed, key, chunk_size)`` describe the same replicates (tested).
+Same draws, same trajectory: a claim's chunk draws with
+:func:`numeric.moe.draw_moe_chunk`, exactly as :func:`numeric.moe.simulate_moe`
+does, so a trace and a ``MoERun`` of the same ``(seed, key, chunk_size)``
+describe the same replicates (tested).
 
 Only the learned router is traced (the lemmas are about it).
 """
@@ -19,16 +19,15 @@ Only the learned router is traced (the lemmas are about it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from numeric.chunks import chunk_sizes
 from numeric.draws import ReplicateRounds
-from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe_chunk, run_moe_batched
+from numeric.moe import MoEConfig, MoEDraws, RoundState, run_moe_batched
 from numeric.pool import TaskPool
 
-__all__ = ["GateTrace", "iter_traces", "run_gate_trace", "signal_columns"]
+__all__ = ["GateTrace", "run_gate_trace", "signal_columns"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,28 +170,3 @@ def run_gate_trace(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig, *, definitio
         _, beta, noise_sum = signal_columns(draws.X, pool.V[draws.tasks])
     return GateTrace(tasks=draws.tasks.copy(), xbar=draws.X.sum(axis=-1), noise_sum=noise_sum, beta=beta,
                      freeze_round=run.freeze_round, eta=float(cfg.eta), **out)
-
-
-def iter_traces(
-    pool: TaskPool,
-    cfg: MoEConfig,
-    *,
-    R: int,
-    T: int,
-    s: int,
-    features: str = "definition1",
-    sigma_t: float = 0.1,
-    beta_max: float = 1.0,
-    seed: int = 0,
-    key: Sequence[str | int] = (),
-    chunk_size: int = 100,
-) -> Iterator[GateTrace]:
-    """Traces of R replicates, one chunk at a time, with the draws of :func:`numeric.moe.simulate_moe`.
-
-    A generator, so that a caller can reduce each chunk to per-replicate
-    summaries and keep memory bounded (theta alone is R (T + 1) M d numbers).
-    """
-    for i, size in enumerate(chunk_sizes(R, chunk_size)):
-        draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
-                               beta_max=beta_max, seed=seed, key=key, index=i)
-        yield run_gate_trace(pool, draws, cfg, definition1=features == "definition1")

@@ -22,28 +22,26 @@ per-round observer (:class:`numeric.moe.RoundState`), and records:
 The second half of the module holds the quantities measured on a trace (expert
 sets, orderings of softmax outputs, gaps), one value per replicate.
 
-:func:`simulate_trace` draws exactly as :func:`numeric.moe.simulate_moe`
-(``generator_for(seed, *key, "chunk", i)`` per chunk, then
-:func:`numeric.moe.draw_moe`), so a trace and a ``simulate_moe`` run with the
-same arguments are the same trajectories; the tests check that.
+A claim's chunk draws with :func:`numeric.moe.draw_moe_chunk`, as
+:func:`numeric.moe.simulate_moe` does, so a trace and a ``simulate_moe`` run
+with the same arguments are the same trajectories; the tests check that.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from numeric.chunks import chunk_sizes
 from numeric.draws import ReplicateRounds
-from numeric.moe import MoEConfig, MoEDraws, RoundState, draw_moe_chunk, run_moe_batched
+from numeric.moe import MoEConfig, MoEDraws, RoundState, run_moe_batched
 from numeric.pool import TaskPool
 
 __all__ = [
     "FrozenRouting", "PhaseTrace", "expert_sets", "frozen_routing", "grad_gap_max", "lemma13_holds", "lemma15_holds",
     "moved", "pi_gap_between_max", "pi_gap_own_signal", "routed_single_task", "sets_stable", "signal_outputs",
-    "signal_softmax", "signal_step_max", "simulate_trace", "theta_gap_between", "trace_moe",
+    "signal_softmax", "signal_step_max", "theta_gap_between", "trace_moe",
 ]
 
 
@@ -103,32 +101,6 @@ def trace_moe(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> PhaseTrace:
     run = run_moe_batched(pool, draws, cfg, observer=record)
     return PhaseTrace(tasks=draws.tasks.copy(), chosen=run.chosen, theta=theta_hist, step=step_hist,
                       grad_gap=gap_hist, h=h_hist, freeze_round=run.freeze_round, w=run.w, T1=cfg.exploration_rounds)
-
-
-def simulate_trace(
-    pool: TaskPool,
-    cfg: MoEConfig,
-    *,
-    R: int,
-    T: int,
-    s: int,
-    features: str = "definition1",
-    sigma_t: float = 0.1,
-    seed: int = 0,
-    key: Sequence[str | int] = (),
-    chunk_size: int = 1000,
-    progress: Callable[[int, int], object] | None = None,
-) -> PhaseTrace:
-    """R replicates in chunks, drawn exactly as :func:`numeric.moe.simulate_moe` draws them."""
-    traces, done = [], 0
-    for i, size in enumerate(chunk_sizes(R, chunk_size)):
-        draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
-                               beta_max=1.0, seed=seed, key=key, index=i)
-        traces.append(trace_moe(pool, draws, cfg))
-        done += size
-        if progress is not None:
-            progress(done, int(R))
-    return PhaseTrace.concatenate(traces)
 
 
 def signal_outputs(theta: np.ndarray, V: np.ndarray) -> np.ndarray:

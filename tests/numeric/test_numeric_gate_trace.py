@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from numeric.gate_trace import GateTrace, iter_traces, run_gate_trace, signal_columns
-from numeric.moe import MoEConfig, draw_moe, run_moe_batched, simulate_moe
+from numeric.chunks import chunk_sizes
+from numeric.gate_trace import GateTrace, run_gate_trace, signal_columns
+from numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
 from numeric.pool import make_pool
 from numeric.seeding import generator_for
 
@@ -81,10 +82,13 @@ def test_noise_sum_and_beta_match_definition1(pair):
     assert (trace.beta > 0).all() and (trace.beta <= 1.0).all()
 
 
-def test_iter_traces_draws_as_simulate_moe():
+def test_traces_of_chunk_draws_are_simulate_moes_trajectories():
     cfg = MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.2)
     kw = dict(R=7, T=12, s=3, seed=5, key=("k", "x"), chunk_size=3)
-    trace = GateTrace.concatenate(list(iter_traces(POOL, cfg, **kw)))
+    trace = GateTrace.concatenate([
+        run_gate_trace(POOL, draw_moe_chunk(POOL, M=3, size=size, T=12, s=3, features="definition1", sigma_t=0.1,
+                                            beta_max=1.0, seed=5, key=("k", "x"), index=i), cfg)
+        for i, size in enumerate(chunk_sizes(7, 3))])
     run = simulate_moe(POOL, cfg, **kw)
     np.testing.assert_array_equal(trace.chosen, run.chosen)
     np.testing.assert_array_equal(trace.theta[:, -1], run.theta)

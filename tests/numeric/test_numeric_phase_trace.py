@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from numeric import phase_trace as pt
-from numeric.moe import MoEConfig, draw_moe, run_moe_batched, simulate_moe
+from numeric.chunks import chunk_sizes
+from numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
 from numeric.pool import make_pool
 from numeric.seeding import generator_for
 
@@ -18,7 +19,11 @@ def test_trace_is_the_engines_trajectory(termination):
     pool = _pool()
     cfg = MoEConfig(M=4, eta=0.3, alpha=0.3, lam=0.05, Gamma=0.05, termination=termination, record_rounds=True)
     kw = dict(R=7, T=40, s=3, seed=5, key=("phase-test",), chunk_size=4)
-    run, tr = simulate_moe(pool, cfg, **kw), pt.simulate_trace(pool, cfg, **kw)
+    run = simulate_moe(pool, cfg, **kw)
+    tr = pt.PhaseTrace.concatenate([
+        pt.trace_moe(pool, draw_moe_chunk(pool, M=4, size=size, T=40, s=3, features="definition1", sigma_t=0.1,
+                                          beta_max=1.0, seed=5, key=("phase-test",), index=i), cfg)
+        for i, size in enumerate(chunk_sizes(7, 4))])
     np.testing.assert_array_equal(run.chosen, tr.chosen)
     np.testing.assert_array_equal(run.freeze_round, tr.freeze_round)
     np.testing.assert_array_equal(run.theta, tr.gate(tr.T + 1))
