@@ -136,7 +136,7 @@ class ClaimStore:
         try:
             measured, artifacts = decode(record["measured"]), decode(record["artifacts"])
         except (KeyError, TypeError, ValueError) as exc:
-            self.cache._problem(key, f"undecodable record: {exc}", ".record")
+            self.cache.discard_record(key, f"undecodable record: {exc}")
             return None
         self.reused.append(claim_id)
         return measured, artifacts
@@ -160,13 +160,13 @@ class ClaimStore:
         key, description = claim_key(claim_id, *self._key_parts)
         description = {**description, "slips_of": hashlib.sha256(
             json.dumps(encoded, sort_keys=True).encode()).hexdigest()}
-        key = "slips-" + hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
+        key = "claim-slips-" + hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
         record = self.cache.get_record(key)
         if record is not None:
             try:
                 return decode(record["slips"])
             except (KeyError, TypeError, ValueError) as exc:
-                self.cache._problem(key, f"undecodable record: {exc}", ".record")
+                self.cache.discard_record(key, f"undecodable record: {exc}")
         slips = build(results)
         try:
             self.cache.put_record(key, {"slips": encode(list(slips))}, description)

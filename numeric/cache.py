@@ -193,6 +193,10 @@ class ResultCache:
             self._problem(key, f"unparsable record: {exc}", ".record")
             return None
 
+    def discard_record(self, key: str, reason: str) -> None:
+        """Report and delete a record whose content its reader cannot use (checksum intact)."""
+        self._problem(key, reason, ".record")
+
     def put_record(self, key: str, record: object, description: dict) -> None:
         self._write(key, ".record", json.dumps(record, sort_keys=True).encode("utf-8"), description)
 
@@ -208,7 +212,7 @@ class CacheInfo:
 
     def __str__(self) -> str:
         versions = ", ".join(v[:12] for v in self.engine_versions) or "none"
-        return (f"cache {self.directory}: {self.entries} entries ({self.claim_records} finished-claim records), "
+        return (f"cache {self.directory}: {self.entries} entries ({self.claim_records} of them claim and slip records), "
                 f"{self.total_bytes / 1e6:.1f} MB, {self.incomplete} incomplete, engine versions: {versions}")
 
 

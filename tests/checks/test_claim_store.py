@@ -106,7 +106,7 @@ def test_a_corrupt_record_is_reported_and_recomputed(tmp_path):
     problems = []
     with ResultCache(tmp_path, on_problem=problems.append) as cache:
         first = results_json.dumps(_run(cache))
-        (record,) = tmp_path.glob("claim-*.record")
+        (record,) = [p for p in tmp_path.glob("claim-*.record") if not p.name.startswith("claim-slips-")]
         data = bytearray(record.read_bytes())
         data[len(data) // 2] ^= 0xFF
         record.write_bytes(bytes(data))

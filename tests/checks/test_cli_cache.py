@@ -72,7 +72,7 @@ def test_rerun_reuses_the_claim_or_hits_every_chunk_then_info_and_clear(tmp_path
     assert first == (tmp_path / "b" / "results.json").read_bytes() == (tmp_path / "c" / "results.json").read_bytes()
     capsys.readouterr()
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
-    assert "11 entries (1 finished-claim records)" in capsys.readouterr().out
+    assert "11 entries (1 of them claim and slip records)" in capsys.readouterr().out
     assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
     assert "removed 22 files" in capsys.readouterr().out
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "0 entries" in capsys.readouterr().out

@@ -157,3 +157,17 @@ def test_info_and_clear(tmp_path):
     assert "4 entries" in str(summary)
     assert clear(tmp_path) == 8
     assert info(tmp_path).entries == 0
+
+
+def test_json_records_round_trip_and_a_corrupt_or_discarded_one_is_reported(tmp_path):
+    problems = []
+    with ResultCache(tmp_path, on_problem=problems.append) as cache:
+        cache.put_record("claim-a", {"x": [1, 2.5, None]}, {"claim": "a"})
+        assert cache.get_record("claim-a") == {"x": [1, 2.5, None]} and cache.get_record("claim-b") is None
+        (tmp_path / "claim-a.record").write_bytes(b'{"x": [1, 2.5, nul')  # truncated
+        assert cache.get_record("claim-a") is None and not (tmp_path / "claim-a.record").exists()
+        cache.put_record("claim-c", {"x": 1}, {})
+        cache.discard_record("claim-c", "undecodable")
+        assert cache.get_record("claim-c") is None
+        assert cache.stats.hits == cache.stats.misses == 0  # records never count as chunk lookups
+    assert len(problems) == 2 and all("corrupt" in p for p in problems)
