@@ -15,6 +15,7 @@ double-precision ``1 - Phi`` are not rounded to zero.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -205,6 +206,7 @@ def binom_cdf(k: int, n: int, p: float) -> float:
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
+    k, n = operator.index(k), operator.index(n)  # numpy integers become ints (mpmath takes no np.int64)
     if k < 0:
         return 0.0
     if k >= n or p == 0.0:
@@ -219,6 +221,7 @@ def binom_sf(k: int, n: int, p: float) -> float:
     which rounds a tiny p away)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
+    k, n = operator.index(k), operator.index(n)
     if k <= 0:
         return 1.0
     if k > n or p == 0.0:

@@ -151,6 +151,9 @@ class ResultCache:
         except (OSError, ValueError) as exc:
             self._problem(key, f"unreadable: {exc}", suffix)
             return None
+        if not isinstance(meta, dict):
+            self._problem(key, "description is not a JSON object", suffix)
+            return None
         if meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(data).hexdigest():
             self._problem(key, "checksum mismatch" if meta.get("format") == FORMAT else "unknown format", suffix)
             return None

@@ -7,8 +7,9 @@ this process, in a worker process or on a Dask worker.  Its result is a flat
 
 The cache key is the SHA-256 of a canonical JSON of the engine's name, the
 engine-code version (a hash of the simulator's source files, so editing the
-simulator invalidates old entries), a hash of the source of the module that
-defines the chunk function (a claim's own summarizer), and every argument; arrays enter by
+simulator invalidates old entries), a hash of the sources of the module that
+defines the chunk function (a claim's own summarizer) and of every first-party
+module it reaches (:func:`module_closure`), and every argument; arrays enter by
 dtype, shape and a hash of their bytes.  The seed, the claim's key and the
 chunk index are arguments, so they are part of the key.
 """
@@ -83,11 +84,51 @@ def _canonical(value: Any) -> Any:
     raise TypeError(f"cannot key a chunk argument of type {type(value).__name__}")
 
 
+FIRST_PARTY = ("theory", "numeric", "checks")
+# Where and whether a chunk runs, never what it computes: left out of the code a chunk depends on.
+INFRASTRUCTURE = frozenset({"numeric.cache", "numeric.chunks", "numeric.executors"})
+
+
+def _first_party_module(value: Any) -> str | None:
+    name = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+    if isinstance(name, str) and name.split(".")[0] in FIRST_PARTY and name not in INFRASTRUCTURE:
+        return name
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def module_closure(module_name: str) -> tuple[str, ...]:
+    """The first-party modules a chunk function's module can reach: itself, then every module, function or
+    class it holds at top level that comes from ``theory``, ``numeric`` or ``checks``, transitively.
+
+    Over-inclusive on purpose (a helper module that a chunk never calls still counts), so that an edit to
+    anything a chunk computes with, e.g. theory/routing.py under Lemma 2's exact grid audit, changes its key.
+    Assumes chunk code imports at module level: a module imported only inside a function is not seen.
+    """
+    seen, todo = set(), [module_name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sys.modules:
+            continue
+        seen.add(name)
+        for value in list(vars(sys.modules[name]).values()):
+            found = _first_party_module(value)
+            if found is not None and found not in seen:
+                todo.append(found)
+    return tuple(sorted(seen))
+
+
 @functools.lru_cache(maxsize=None)
 def _module_version(module_name: str) -> str:
-    """SHA-256 of the source file of the module defining a chunk function (a claim's summarizer, say)."""
-    module = sys.modules[module_name]
-    return hashlib.sha256(Path(inspect.getsourcefile(module)).read_bytes()).hexdigest()
+    """SHA-256 of the source files of a chunk function's module and of every first-party module it reaches."""
+    digest = hashlib.sha256()
+    for name in module_closure(module_name):
+        source = inspect.getsourcefile(sys.modules[name])
+        if source is None:
+            continue
+        digest.update(name.encode())
+        digest.update(Path(source).read_bytes())
+    return digest.hexdigest()
 
 
 def description(chunk: Chunk) -> dict:

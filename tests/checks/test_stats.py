@@ -117,6 +117,12 @@ def test_binomial_tails_exact_and_large_n():
     # n = 10^4 (a full-budget run): the lower tail at k = 100 is about 1e-2734, far below float range.
     assert binom_cdf(100, 10_000, 0.5) == 0.0 and binom_cdf(5000, 10_000, 0.5) == pytest.approx(0.503989, rel=1e-5)
     assert binom_sf(0, 5, 0.3) == 1.0 and binom_cdf(-1, 5, 0.3) == 0.0 and binom_cdf(5, 5, 0.3) == 1.0
+    # numpy integers are accepted; a tiny p is not rounded away (binom_sf once went through 1 - p)
+    assert binom_cdf(np.int64(3), 10, 0.3) == pytest.approx(0.6496107184, rel=1e-10)
+    assert binom_sf(4, np.int64(10), 0.3) == pytest.approx(1 - 0.6496107184, rel=1e-9)  # P(X >= 4) = 1 - P(X <= 3)
+    assert binom_sf(1, 2, 2.5e-165) == pytest.approx(5e-165, rel=1e-12)
+    with pytest.raises(TypeError):
+        binom_cdf(2.5, 10, 0.3)
 
 
 def _exact_cdf(k, n, p):

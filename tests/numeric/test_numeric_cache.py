@@ -59,7 +59,7 @@ def test_rerun_hits_every_chunk_and_gives_identical_arrays(tmp_path):
     _same(plain, second)
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "checksum"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "checksum", "description not an object"])
 def test_corrupt_entry_is_reported_and_recomputed_never_used(tmp_path, damage):
     plain = _simulate(None)
     with ResultCache(tmp_path) as cache:
@@ -72,6 +72,8 @@ def test_corrupt_entry_is_reported_and_recomputed_never_used(tmp_path, damage):
         victim.write_bytes(bytes(data))
     elif damage == "truncate":
         victim.write_bytes(victim.read_bytes()[:50])
+    elif damage == "description not an object":
+        meta.write_text("[]")
     else:
         doc = json.loads(meta.read_text())
         doc["sha256"] = "0" * 64
@@ -171,3 +173,16 @@ def test_json_records_round_trip_and_a_corrupt_or_discarded_one_is_reported(tmp_
         assert cache.get_record("claim-c") is None
         assert cache.stats.hits == cache.stats.misses == 0  # records never count as chunk lookups
     assert len(problems) == 2 and all("corrupt" in p for p in problems)
+
+
+def test_a_chunks_key_covers_the_first_party_code_it_reaches():
+    """Lemma 2's exact grid-audit chunks compute with theory/routing.py, so an edit there must change their key;
+    the simulator's chunks do not depend on where or whether they are cached."""
+    import checks.claims.lemma2  # noqa: F401
+    from numeric.chunks import module_closure
+
+    assert {"checks.claims.lemma2", "theory.routing", "numeric.moe"} <= set(module_closure("checks.claims.lemma2"))
+    engine = set(module_closure("numeric.moe"))
+    assert {"numeric.moe", "numeric.expert", "numeric.gate", "numeric.draws"} <= engine
+    assert not engine & {"numeric.cache", "numeric.chunks", "numeric.executors"} and not any(
+        m.startswith(("theory", "checks")) for m in engine)
