@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from numeric.moe import MoEConfig, MoEDraws, draw_moe, run_moe_batched, run_moe_reference, simulate_moe  # noqa: E402
-from numeric.pool import make_clustered_pool  # noqa: E402
-from numeric.seeding import generator_for  # noqa: E402
+from moecl_verify.numeric.moe import MoEConfig, MoEDraws, draw_moe, run_moe_batched, run_moe_reference, simulate_moe  # noqa: E402
+from moecl_verify.numeric.pool import make_clustered_pool  # noqa: E402
+from moecl_verify.numeric.seeding import generator_for  # noqa: E402
 
 SIGMA0 = 0.4
 

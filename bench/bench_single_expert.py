@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from numeric.draws import SingleExpertDraws, draw_single_expert  # noqa: E402
-from numeric.pool import make_pool  # noqa: E402
-from numeric.seeding import generator_for  # noqa: E402
-from numeric.single_expert import run_batched, run_reference  # noqa: E402
+from moecl_verify.numeric.draws import SingleExpertDraws, draw_single_expert  # noqa: E402
+from moecl_verify.numeric.pool import make_pool  # noqa: E402
+from moecl_verify.numeric.seeding import generator_for  # noqa: E402
+from moecl_verify.numeric.single_expert import run_batched, run_reference  # noqa: E402
 
 D, S, N = 10, 6, 6
 

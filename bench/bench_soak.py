@@ -28,7 +28,7 @@ from pathlib import Path
 def _run(args: list[str]) -> tuple[float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "checks", *args], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "moecl_verify", *args], capture_output=True, text=True)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"run failed ({proc.returncode}): {proc.stderr[-2000:]}")

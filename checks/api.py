@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from checks import stats
-from checks.context import BUDGETS, Context
-from checks.model import ClaimResult, Slip
-from checks.registry import get
-from checks.runner import DEFAULT_FAMILY_RATE, decide, entry_p
-from numeric.cache import CacheLocked, CacheUnavailable, ResultCache
-from numeric.chunks import ChunkRunner
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.registry import get
+from moecl_verify.checks.runner import DEFAULT_FAMILY_RATE, decide, entry_p
+from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, ResultCache
+from moecl_verify.numeric.chunks import ChunkRunner
 
 KERNEL_CACHE_ENV = "MOECL_KERNEL_CACHE_DIR"  # = reports.notebook.KERNEL_CACHE_ENV
 

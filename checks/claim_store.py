@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import json
 import math
 from pathlib import Path
@@ -37,12 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from checks.model import ClaimResult, HorizonTest, Measurement, Slip
-from checks.stats import MeanTest
-from numeric.cache import ResultCache
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.stats import MeanTest
+from moecl_verify.numeric.cache import ResultCache
 
 FORMAT = 1
-PACKAGES = ("theory", "numeric", "checks")
+# The layers of moecl_verify whose code a claim's measurements can depend on.
+LAYERS = ("theory", "numeric", "checks")
 _RECORDS = {"measurement": Measurement, "result": ClaimResult, "horizon": HorizonTest, "meantest": MeanTest,
             "slip": Slip}
 _TAGS = {cls: tag for tag, cls in _RECORDS.items()}
@@ -56,13 +58,25 @@ class Uncacheable(TypeError):
     """A measure output holds a value the record codec cannot store faithfully."""
 
 
+def layer_roots() -> tuple[tuple[str, Path], ...]:
+    """Where the installed ``moecl_verify`` keeps each layer a claim's result can depend on.
+
+    Taken from the imported package (an editable install maps each layer onto its folder of the checkout),
+    so files of other distributions never enter the hash, whatever their names.
+    """
+    return tuple((f"moecl_verify.{layer}", Path(importlib.import_module(f"moecl_verify.{layer}").__file__).parent)
+                 for layer in LAYERS)
+
+
 @functools.lru_cache(maxsize=None)
-def source_version(root: Path = Path(__file__).resolve().parent.parent) -> str:
-    """SHA-256 over the source files of the packages a claim's result can depend on."""
+def source_version(roots: tuple[tuple[str, Path], ...] | None = None) -> str:
+    """SHA-256 over the source files of the layers a claim's result can depend on (theory, numeric, checks;
+    not the renderers or the command line), keyed by module path so that the hash does not depend on where
+    the package is installed."""
     digest = hashlib.sha256()
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
+    for package, root in roots or layer_roots():
+        for path in sorted(root.rglob("*.py")):
+            digest.update(f"{package}/{path.relative_to(root).as_posix()}".encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from numeric.chunks import ChunkRunner
+from moecl_verify.numeric.chunks import ChunkRunner
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
-from checks.stats import MeanTest
+from moecl_verify.checks.stats import MeanTest
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "not_checkable")
 FORMS = ("stated", "corrected", "derived")

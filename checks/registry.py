@@ -4,42 +4,21 @@ A ``Claim`` names where the paper states it, what kind of statement it is, its
 statement in LaTeX, its preconditions, and two functions: ``measure`` runs the
 experiment and returns measurements; ``slips`` (optional) turns final verdicts
 into slip-audit entries.  Claim modules register themselves on import;
-:func:`all_claims` imports them all.
+:func:`all_claims` finds and imports them all.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from checks.context import Context
-    from checks.model import ClaimResult, Interpretation, Measurement, Slip
-
-CLAIM_MODULES = (
-    "checks.claims.prop4",
-    "checks.claims.lemma3",
-    "checks.claims.lemma4",
-    "checks.claims.lemma6",
-    "checks.claims.lemma2",
-    "checks.claims.lemma10_12",
-    "checks.claims.lemma11",
-    "checks.claims.exploration",
-    "checks.claims.exploration_signal",
-    "checks.claims.prop2",
-    "checks.claims.prop1_prop3",
-    "checks.claims.lemma13_15",
-    "checks.claims.lemma16",
-    "checks.claims.thm1",
-    "checks.claims.thm1_m1",
-    "checks.claims.thm2",
-    "checks.claims.insights",
-    "checks.claims.fig2",
-    "checks.claims.fig45",
-    "checks.claims.audit",
-)
+    from moecl_verify.checks.context import Context
+    from moecl_verify.checks.model import ClaimResult, Interpretation, Measurement, Slip
 
 KINDS = (
     "symbolic identity",
@@ -86,14 +65,33 @@ def register(claim: Claim) -> Claim:
     return claim
 
 
+CLAIMS_PACKAGE = "moecl_verify.checks.claims"
+
+
+def claim_modules() -> list[str]:
+    """Every module under :mod:`moecl_verify.checks.claims`, found on disk: a claim is added by adding
+    its module, with no list to keep."""
+    package = importlib.import_module(CLAIMS_PACKAGE)
+    return sorted(info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{CLAIMS_PACKAGE}.")
+                  if not info.ispkg)
+
+
 def all_claims() -> list[Claim]:
-    for name in CLAIM_MODULES:
+    for name in claim_modules():
         importlib.import_module(name)
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
 class UnknownClaimPattern(ValueError):
-    """A --claims pattern that matches no registered claim."""
+    """A claim id or id pattern that matches no registered claim; ``suggestions`` are the closest ids."""
+
+    def __init__(self, pattern: str, known: list[str]):
+        self.pattern = pattern
+        # Compare against ids and their prefixes, so that "lema2" finds "lemma2" and "thm3.*" finds "thm1.*".
+        prefixes = sorted({k.split(".")[0] for k in known} | set(known))
+        self.suggestions = difflib.get_close_matches(pattern.rstrip("*").rstrip("."), prefixes, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"no claim matches {pattern!r}{hint} (all ids: moecl-verify list)")
 
 
 def select(patterns: list[str] | None) -> list[Claim]:
@@ -105,8 +103,7 @@ def select(patterns: list[str] | None) -> list[Claim]:
     for pattern in patterns:
         hits = [c for c in claims if fnmatch.fnmatchcase(c.id, pattern)]
         if not hits:
-            known = ", ".join(c.id for c in claims)
-            raise UnknownClaimPattern(f"--claims: {pattern!r} matches no claim (known: {known})")
+            raise UnknownClaimPattern(pattern, [c.id for c in claims])
         chosen.extend(c for c in hits if c not in chosen)
     return sorted(chosen, key=lambda c: c.id)
 
@@ -114,5 +111,5 @@ def select(patterns: list[str] | None) -> list[Claim]:
 def get(claim_id: str) -> Claim:
     claims = {c.id: c for c in all_claims()}
     if claim_id not in claims:
-        raise UnknownClaimPattern(f"show: no claim {claim_id!r} (known: {', '.join(claims)})")
+        raise UnknownClaimPattern(claim_id, list(claims))
     return claims[claim_id]

@@ -1,6 +1,6 @@
 """Run selected claims and turn their measurements into verdicts.
 
-Verdict rule for an expected-value identity (DESIGN.md, 'Verdicts'):
+Verdict rule for an expected-value identity (docs/design.md, 'Verdicts'):
 
 1. Each horizon is a two-sided z-test; the horizons of one entry are combined
    by Bonferroni into the entry's p-value.
@@ -24,12 +24,12 @@ import mpmath
 import numpy as np
 import sympy
 
-from checks import stats
-from checks.claim_store import ClaimStore
-from checks.context import BUDGETS, Context
-from checks.model import ClaimResult, Measurement, RunResult
-from checks.registry import select
-from numeric.chunks import ChunkRunner
+from moecl_verify.checks import stats
+from moecl_verify.checks.claim_store import ClaimStore
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.model import ClaimResult, Measurement, RunResult
+from moecl_verify.checks.registry import select
+from moecl_verify.numeric.chunks import ChunkRunner
 
 DEFAULT_FAMILY_RATE = 1e-3
 
@@ -180,11 +180,11 @@ def run(
     for results.json, which must not depend on the machine).
 
     With a cache (and ``reuse_claims``), each claim's measurements and
-    artifacts are kept as a record (:mod:`checks.claim_store`) and an identical
+    artifacts are kept as a record (:mod:`moecl_verify.checks.claim_store`) and an identical
     rerun reuses them; Holm, verdicts and slips are always recomputed.
     ``claim_records``, if given, is filled with how many were reused."""
     if budget not in BUDGETS:
-        raise ValueError(f"--budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+        raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
         raise ValueError(f"family false-fail rate must be in (0, 1), got {family_rate}")
     claims = select(patterns)

@@ -105,10 +105,7 @@ class ResultCache:
             fh.seek(0)
             holder = fh.read().strip() or "unknown"
             fh.close()
-            raise CacheLocked(
-                f"cache directory {str(self.directory)!r} is locked by another run (pid {holder}); "
-                "wait for it, or pass --cache-dir DIR or --no-cache"
-            ) from None
+            raise CacheLocked(f"cache directory {str(self.directory)!r} is locked by another run (pid {holder})") from None
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

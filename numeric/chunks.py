@@ -30,8 +30,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from numeric.cache import ResultCache
-from numeric.executors import InProcess
+from moecl_verify.numeric.cache import ResultCache
+from moecl_verify.numeric.chunk import Chunk, compute  # noqa: F401  (callers import them from here)
+from moecl_verify.numeric.executors import InProcess
 
 # The simulator proper (and the per-round traces built on it): any edit to these files changes every key.
 ENGINE_FILES = ("draws.py", "expert.py", "gate.py", "moe.py", "pool.py", "seeding.py", "single_expert.py",
@@ -46,21 +47,6 @@ def engine_version() -> str:
         digest.update(name.encode())
         digest.update((here / name).read_bytes())
     return digest.hexdigest()
-
-
-@dataclass(frozen=True, eq=False)
-class Chunk:
-    fn: Callable[..., dict]
-    kwargs: dict
-    size: int  # replicates in this chunk, for progress
-
-    @property
-    def engine(self) -> str:
-        return f"{self.fn.__module__}.{self.fn.__qualname__}"
-
-
-def compute(chunk: Chunk) -> dict[str, np.ndarray]:
-    return chunk.fn(**chunk.kwargs)
 
 
 def _canonical(value: Any) -> Any:
@@ -84,14 +70,16 @@ def _canonical(value: Any) -> Any:
     raise TypeError(f"cannot key a chunk argument of type {type(value).__name__}")
 
 
-FIRST_PARTY = ("theory", "numeric", "checks")
+FIRST_PARTY = ("moecl_verify.theory", "moecl_verify.numeric", "moecl_verify.checks")
 # Where and whether a chunk runs, never what it computes: left out of the code a chunk depends on.
-INFRASTRUCTURE = frozenset({"numeric.cache", "numeric.chunks", "numeric.executors"})
+INFRASTRUCTURE = frozenset({"moecl_verify.numeric.cache", "moecl_verify.numeric.chunk", "moecl_verify.numeric.chunks",
+                            "moecl_verify.numeric.executors"})
 
 
 def _first_party_module(value: Any) -> str | None:
     name = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
-    if isinstance(name, str) and name.split(".")[0] in FIRST_PARTY and name not in INFRASTRUCTURE:
+    if isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in FIRST_PARTY) \
+            and name not in INFRASTRUCTURE:
         return name
     return None
 

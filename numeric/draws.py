@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numeric.pool import TaskPool
+from moecl_verify.numeric.pool import TaskPool
 
 __all__ = ["FEATURE_MODELS", "SingleExpertDraws", "draw_single_expert"]
 

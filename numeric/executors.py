@@ -17,12 +17,12 @@ import multiprocessing
 import numbers
 from typing import Iterator, Sequence
 
+from moecl_verify.numeric.chunk import compute
+
 EXECUTORS = ("inprocess", "processes", "dask")
 
 
 def _compute(chunk):
-    from numeric.chunks import compute
-
     return compute(chunk)
 
 
@@ -50,7 +50,7 @@ class ProcessPool:
 
     def __init__(self, jobs: int):
         if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1:
-            raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}")
+            raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
         self.workers = int(jobs)
         self._pool: cf.ProcessPoolExecutor | None = None
 
@@ -84,7 +84,7 @@ class DaskExecutor:
         try:
             import distributed  # noqa: F401
         except ImportError:
-            raise ImportError('--executor dask needs the optional extra: pip install ".[dask]"') from None
+            raise ImportError('the Dask executor needs the optional extra: pip install "moecl-verify[dask]"') from None
         self.address = address
         self.workers = int(workers)
         self._client = None
@@ -121,7 +121,7 @@ class DaskExecutor:
 
 def make_executor(name: str = "inprocess", jobs: int = 1, scheduler: str | None = None):
     if name not in EXECUTORS:
-        raise ValueError(f"--executor must be one of {', '.join(EXECUTORS)}, got {name!r}")
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {name!r}")
     if name == "inprocess":
         if jobs != 1:
             return ProcessPool(jobs)

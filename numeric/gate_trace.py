@@ -23,9 +23,9 @@ from typing import Sequence
 
 import numpy as np
 
-from numeric.draws import ReplicateRounds
-from numeric.moe import MoEConfig, MoEDraws, RoundState, run_moe_batched
-from numeric.pool import TaskPool
+from moecl_verify.numeric.draws import ReplicateRounds
+from moecl_verify.numeric.moe import MoEConfig, MoEDraws, RoundState, run_moe_batched
+from moecl_verify.numeric.pool import TaskPool
 
 __all__ = ["GateTrace", "run_gate_trace", "signal_columns"]
 

@@ -34,9 +34,9 @@ from typing import Sequence
 
 import numpy as np
 
-from numeric.draws import ReplicateRounds
-from numeric.moe import MoEConfig, MoEDraws, RoundState, run_moe_batched
-from numeric.pool import TaskPool
+from moecl_verify.numeric.draws import ReplicateRounds
+from moecl_verify.numeric.moe import MoEConfig, MoEDraws, RoundState, run_moe_batched
+from moecl_verify.numeric.pool import TaskPool
 
 __all__ = [
     "FrozenRouting", "PhaseTrace", "expert_sets", "frozen_routing", "grad_gap_max", "lemma13_holds", "lemma15_holds",

@@ -23,11 +23,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from numeric.chunks import Chunk, ChunkRunner, chunk_sizes, default_runner
-from numeric.draws import ReplicateRounds, SingleExpertDraws, draw_single_expert
-from numeric.expert import min_norm_update
-from numeric.pool import TaskPool
-from numeric.seeding import generator_for
+from moecl_verify.numeric.chunks import Chunk, ChunkRunner, chunk_sizes, default_runner
+from moecl_verify.numeric.draws import ReplicateRounds, SingleExpertDraws, draw_single_expert
+from moecl_verify.numeric.expert import min_norm_update
+from moecl_verify.numeric.pool import TaskPool
+from moecl_verify.numeric.seeding import generator_for
 
 __all__ = [
     "SingleExpertRun",

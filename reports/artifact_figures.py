@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checks.model import RunResult
+from moecl_verify.checks.model import RunResult
 
 Z99 = 2.576
 DPI = 100

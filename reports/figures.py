@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checks.model import FORMS, RunResult
+from moecl_verify.checks.model import FORMS, RunResult
 
 Z99 = 2.576
 DPI = 100
@@ -149,7 +149,7 @@ def _draw_claim(run: RunResult, claim_id: str, path: Path) -> Path:
 
 def relative_paths(run: RunResult) -> dict[str, str]:
     """{claim id: figure file name} for the figures :func:`write` draws (for report links)."""
-    from reports import artifact_figures, scaling_figures
+    from moecl_verify.reports import artifact_figures, scaling_figures
 
     paths = {cid: figure_name(cid) for cid in plottable(run)}
     paths.update(artifact_figures.relative_paths(run))
@@ -159,7 +159,7 @@ def relative_paths(run: RunResult) -> dict[str, str]:
 
 def write(run: RunResult, out_dir: Path) -> list[Path]:
     """Draw every plottable claim and every experiment artifact into ``out_dir``; returns the written paths."""
-    from reports import artifact_figures, scaling_figures
+    from moecl_verify.reports import artifact_figures, scaling_figures
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

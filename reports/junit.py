@@ -12,13 +12,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from checks.model import ClaimResult, RunResult
+from moecl_verify.checks.model import ClaimResult, RunResult
 
 SUITE = "moecl-verify"
 
 
 def case_name(res: ClaimResult) -> str:
-    from checks.api import entry_key
+    from moecl_verify.checks.api import entry_key
 
     return f"{res.id}[{entry_key(res.form, res.config)}]"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from checks.model import VERDICTS, RunResult
+from moecl_verify.checks.model import VERDICTS, RunResult
 
 VERDICT_WORDS = {
     "confirmed": "the Monte Carlo agrees with the formula, at a resolution that would have exposed an error",

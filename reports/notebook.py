@@ -2,7 +2,7 @@
 
 Built from a RunResult (and the figure files already drawn from it): an
 introduction; per claim, its statement and recorded verdicts, a code cell that
-reruns the claim through :func:`checks.api.check` with the recorded seed,
+reruns the claim through :func:`moecl_verify.checks.api.check` with the recorded seed,
 budget and per-entry false-fail thresholds (which reproduces the recorded
 verdicts exactly), and the figure as a cell attachment; then the slip audit
 and the interpretations.  Building never simulates; *executing* the notebook
@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from checks.model import VERDICTS, ClaimResult, RunResult
+from moecl_verify.checks.model import VERDICTS, ClaimResult, RunResult
 
 KERNEL_NAME = "python3"
 TIMEOUT = 600
@@ -37,7 +37,7 @@ class NotebookExecutionError(RuntimeError):
 
 
 def entry_key(res: ClaimResult) -> str:
-    from checks.api import entry_key as key
+    from moecl_verify.checks.api import entry_key as key
 
     return key(res.form, res.config)
 
@@ -86,7 +86,7 @@ def _intro(run: RunResult) -> str:
         "|---|---|",
         *(f"| {v} | {counts[v]} |" for v in VERDICTS),
         "",
-        "Each claim's code cell reruns that claim through the public API (`checks.api.check`) with the "
+        "Each claim's code cell reruns that claim through the public API (`moecl_verify.checks.api.check`) with the "
         "recorded seed, budget and per-entry false-fail thresholds, which reproduces the recorded verdicts "
         "exactly (an entry is refuted iff its p-value is at or below its threshold). Running it needs "
         "`moecl-verify` installed in the kernel's environment.",
@@ -124,7 +124,7 @@ def _claim_markdown(claim: dict, results: list[ClaimResult]) -> str:
 def _claim_code(run: RunResult, claim_id: str, results: list[ClaimResult]) -> str:
     meta = run.meta
     lines = [
-        "from checks.api import check",
+        "from moecl_verify.checks.api import check",
         "",
         "result = check(",
         f"    {claim_id!r},",
@@ -221,15 +221,11 @@ KERNEL_CACHE_ENV = "MOECL_KERNEL_CACHE_DIR"
 
 
 def _kernel_env(cache_dir: str | None = None) -> dict[str, str]:
-    """The environment for the kernel: this process's, plus the directory the
-    ``checks`` package was imported from when it is not an installed one (a
-    source checkout), so the kernel reruns the very code that wrote the report."""
-    import checks
+    """The environment for the kernel: this process's, with the run's cache directory.
 
+    The kernel imports the installed ``moecl_verify`` (an editable install maps it onto the
+    source checkout), so it reruns the very code that wrote the report."""
     env = dict(os.environ)
-    root = Path(checks.__file__).resolve().parent.parent
-    if root.name not in ("site-packages", "dist-packages"):
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     # The run's results cache, so the kernel reuses the chunks the run computed
     # (same bytes, so the same verdicts) instead of simulating them again.
     env.pop(KERNEL_CACHE_ENV, None)

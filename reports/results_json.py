@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
+from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
 
 SCHEMA_VERSION = 1
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checks.model import RunResult
+from moecl_verify.checks.model import RunResult
 
 DPI = 100
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")

@@ -3,7 +3,7 @@ never in the checkout (subprocesses inherit the variable)."""
 
 import pytest
 
-from checks.execution import CACHE_ENV
+from moecl_verify.execution import CACHE_ENV
 
 
 @pytest.fixture(autouse=True, scope="session")

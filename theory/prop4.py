@@ -29,9 +29,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory import single_expert
-from theory.closed_form import ClosedForm, difference
-from theory.symbols import D, S, T, generic_branch, r, t, tau
+from moecl_verify.theory import single_expert
+from moecl_verify.theory.closed_form import ClosedForm, difference
+from moecl_verify.theory.symbols import D, S, T, generic_branch, r, t, tau
 
 _EQ17_READING = (
     "sum_{n=n'} read as sum over n != n' (the literal n = n' sum is zero); "

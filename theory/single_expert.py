@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.symbols import D, S, T, generic_branch, i, l, r, t, tau
+from moecl_verify.theory.symbols import D, S, T, generic_branch, i, l, r, t, tau
 
 
 def pair_gap(l_index: sp.Expr, i_index: sp.Expr) -> sp.Expr:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from theory.symbols import D, S, T, r, t, tau
+from moecl_verify.theory.symbols import D, S, T, r, t, tau
 
 L_t, L_tau, L_T1 = sp.symbols("L_t L_tau L_T1", integer=True, positive=True)
 T1 = sp.Symbol("T_1", integer=True, positive=True)
@@ -59,7 +59,7 @@ def t2_same_expert_gap() -> sp.Expr:
     -(1 - r)^2 D, makes E[RHS - F_2] = -P(m_2 = m_1) (1 - r)^2 D < 0 whenever
     D > 0 and the two rounds can share an expert.
     """
-    from theory import single_expert
+    from moecl_verify.theory import single_expert
 
     rhs = eq19_summand().subs({L_t: 2, L_tau: 1})
     derived = single_expert.expected_error(sp.Integer(2), sp.Integer(1)) - single_expert.expected_error(

@@ -9,17 +9,17 @@ positive constant can help (M < N for a result stated for M > N), it is
 ``refuted``.  Asymptotic scalings in sigma0 are reported with the implied
 constant (e.g. eta = c_eta sigma0^0.5 gives c_eta = eta / sigma0^0.5).
 
-Also here: slips in the experiments' descriptions that the reading in the
-project brief lists (the routing problem called binary; "N = 300 tasks").
+Also here: slips in the experiments' descriptions that an independent
+reviewer's reading of the paper lists (the routing problem called binary; "N = 300 tasks").
 """
 
 from __future__ import annotations
 
 import math
 
-from checks.context import Context
-from checks.model import ClaimResult, Slip, exact_result
-from checks.registry import Claim, register
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
 
 SOURCE = "Section 6; Appendix A.2-A.4; Theorems 1-2, Algorithm 1"
 SIGMA0 = 0.4
@@ -105,7 +105,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
         _entry(
             "CIFAR-10 experiment: 'N = 300 tasks' from K = 4 types",
             "not_checkable",
-            "the reading in the brief flags this (slip iii), but the CIFAR-10 experiment is not part of the paper text "
+            "an independent reviewer's reading of the paper flags this (its slip iii), but the CIFAR-10 experiment is not part of the paper text "
             "available to the tool (only MNIST appears in Section 6), so it can be neither confirmed nor refuted here",
             r"N = \#	ext{distinct ground truths}",
         )
@@ -120,8 +120,8 @@ TEXT_SLIPS = (
         slip_class="notation",
         stated="the gate solves 'this binary classification sub-problem on X_t'",
         holds="routing must tell N task signals apart (and the gate picks one of M experts): an N-way problem",
-        evidence="Definition 1 draws the task from N ground truths, each with its own signal v_n; the reading in "
-        "the brief lists this slip too (confirmed)",
+        evidence="Definition 1 draws the task from N ground truths, each with its own signal v_n; an independent "
+        "reviewer's reading of the paper lists this slip too (confirmed)",
     ),
     Slip(
         id="experiments.figure2_outside_theorem1",
@@ -131,7 +131,7 @@ TEXT_SLIPS = (
         holds="M = 5 < N is Theorem 2's regime, not Theorem 1's; M = 10 > N meets Theorem 1's M = Omega(N ln N) "
         f"only if its hidden constant is <= {10 / (7 * math.log(7)):.2f} (N ln N = {7 * math.log(7):.1f}); with "
         f"Appendix A's N = 6, N ln N = {6 * math.log(6):.1f} and M = 5, 10 are both below it",
-        evidence="arithmetic; the reading in the brief (slip iii) gives N ln N = 10.8 for N = 6 (confirmed)",
+        evidence="arithmetic; an independent reviewer's reading of the paper (its slip iii) gives N ln N = 10.8 for N = 6 (confirmed)",
     ),
     Slip(
         id="notation.section6_N",

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks.model import ClaimResult, exact_result
-from theory.conditional import Violation, smallest_violation
+from moecl_verify.checks.model import ClaimResult, exact_result
+from moecl_verify.theory.conditional import Violation, smallest_violation
 
 READING = "conditional on the routing and task sequence (A1: Gaussian features independent of the routing)"
 PART = "conditional on the routing"

@@ -60,17 +60,17 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from checks import stats
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip, exact_result
-from checks.registry import Claim, register
-from checks.scaling import ScalingFit, decide_scaling, fit_exponent, reconcile_entries
-from numeric.chunks import Chunk
-from numeric.gate_trace import GateTrace, run_gate_trace
-from numeric.moe import MoEConfig, draw_moe_chunk
-from numeric.pool import TaskPool, make_pool
-from numeric.seeding import generator_for
-from theory import gate as gate_theory
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.scaling import ScalingFit, decide_scaling, fit_exponent, reconcile_entries
+from moecl_verify.numeric.chunks import Chunk
+from moecl_verify.numeric.gate_trace import GateTrace, run_gate_trace
+from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
+from moecl_verify.numeric.pool import TaskPool, make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.theory import gate as gate_theory
 
 SIGMA0 = (0.05, 0.025, 0.0125, 0.00625, 0.003125)
 CONSTANTS = (1.0, 0.5)  # hidden constant c of eta = alpha = c sigma0^0.5, lambda = Gamma = c sigma0^1.25

@@ -54,13 +54,13 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from checks.claims.exploration import (
+from moecl_verify.checks.claims.exploration import (
     BASE, CONSTANTS, INTERPRETATIONS as SHARED_INTERPRETATIONS, LEVEL, READINGS, REPLICATES, SIGMA0, SIGMA_T,
     _fits, pool_for, reconcile, refuted_at_every_constant, scaling_entry, sigma_t_for, simulate, wilson,
 )
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip, exact_result
-from checks.registry import Claim, register
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
 
 CALIBRATION = 0.75  # P(gap <= C sigma0^1.5) at the largest sigma0, by the choice of C
 

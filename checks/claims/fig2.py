@@ -27,14 +27,14 @@ import math
 
 import numpy as np
 
-from checks.claims.prop4 import INTERPRETATIONS as PROP4_INTERPRETATIONS
-from checks.context import Context
-from checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
-from checks.registry import Claim, register
-from checks.stats import MeanTest
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_clustered_pool, make_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks.claims.prop4 import INTERPRETATIONS as PROP4_INTERPRETATIONS
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.stats import MeanTest
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_clustered_pool, make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = 0.4
 FIG2 = dict(

@@ -26,14 +26,14 @@ import math
 
 import numpy as np
 
-from checks.claims.fig2 import INTERPRETATIONS as MOE_INTERPRETATIONS
-from checks.context import Context
-from checks.model import HorizonTest, Interpretation, Measurement
-from checks.registry import Claim, register
-from checks.stats import MeanTest
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_clustered_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks.claims.fig2 import INTERPRETATIONS as MOE_INTERPRETATIONS
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.stats import MeanTest
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_clustered_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = 0.4
 GAMMAS = {"sigma0^0.75": SIGMA0**0.75, "sigma0": SIGMA0, "sigma0^1.25": SIGMA0**1.25, "sigma0^1.5": SIGMA0**1.5}

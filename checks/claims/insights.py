@@ -1,4 +1,4 @@
-"""The qualitative insights drawn from Theorems 1-2 (the reading in the brief, claims C4 and C5).
+"""The qualitative insights drawn from Theorems 1-2 (an independent reviewer's reading of the paper, claims C4 and C5).
 
 C4: MoE lowers forgetting and generalization error against one expert when
 tasks differ (Theorem 1 vs Proposition 4; Theorem 2 "still benefits").
@@ -19,12 +19,12 @@ import math
 
 import numpy as np
 
-from checks.claims import thm1, thm2
-from checks.context import Context
-from checks.model import HorizonTest, Measurement
-from checks.registry import Claim, register
-from checks.stats import MeanTest
-from numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.checks.claims import thm1, thm2
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import HorizonTest, Measurement
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.stats import MeanTest
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 
 NOT_BETTER = 0.05
 
@@ -90,7 +90,7 @@ for claim_id, fn, summary in (
     ("c5", measure_c5, "Experts beyond what the tasks need do not help and delay convergence."),
 ):
     register(Claim(
-        id=claim_id, source="Section 5 insights; the reading in the brief, claims C4-C5", kind="qualitative",
+        id=claim_id, source="Section 5 insights; an independent reviewer's reading of the paper, claims C4-C5", kind="qualitative",
         statement=r"\text{" + summary + "}", preconditions=("Algorithm 1 with termination",), measure=fn,
         summary=summary,
         notes="Decided on Theorem 1's and Theorem 2's configurations (definition1 features, T = 200).",

@@ -46,17 +46,17 @@ import math
 import numpy as np
 import sympy as sp
 
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip, exact_result
-from checks.registry import Claim, register
-from checks.scaling import decide_scaling, fit_exponent, reconcile_constants
-from numeric.expert import min_norm_update
-from numeric.gate import softmax
-from numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
-from numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched
-from numeric.pool import make_clustered_pool, make_pool
-from numeric.seeding import generator_for
-from theory import gate
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_constants
+from moecl_verify.numeric.expert import min_norm_update
+from moecl_verify.numeric.gate import softmax
+from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
+from moecl_verify.numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched
+from moecl_verify.numeric.pool import make_clustered_pool, make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.theory import gate
 
 L10_SOURCE = "Appendix E, Lemma 10 and its proof (E.4)"
 L12_SOURCE = "Appendix E, Lemma 12 and its proof (E.6)"

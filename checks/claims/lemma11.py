@@ -39,13 +39,13 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from checks import stats
-from checks.context import Context
-from checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
-from checks.registry import Claim, register
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SOURCE = "Appendix E, Lemma 11 and its proof (E.5)"
 NS = {"smoke": tuple(range(2, 21)), "standard": tuple(range(2, 51)), "full": tuple(range(2, 51))}

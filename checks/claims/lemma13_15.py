@@ -52,8 +52,8 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from checks.claims.prop2 import CONSTANTS
-from checks.claims.router_phase import (
+from moecl_verify.checks.claims.prop2 import CONSTANTS
+from moecl_verify.checks.claims.router_phase import (
     PROBABILITY_RULE,
     SWEEP,
     NO_TERMINATION,
@@ -66,9 +66,9 @@ from checks.claims.router_phase import (
     scaling_entry,
     t1_round,
 )
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip, exact_result
-from checks.registry import Claim, register
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
 
 SOURCE13 = "Appendix E, Lemma 13 (eq. 33) and proof E.7"
 SOURCE14 = "Appendix F, Lemma 14 and proof F.1"

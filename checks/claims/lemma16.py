@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import stats
-from checks.context import Context
-from checks.model import ClaimResult, HorizonTest, Measurement, Slip, exact_result
-from checks.registry import Claim, register
-from numeric.conditional_oracle import conditional_errors
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
-from numeric.single_expert import simulate_single_expert
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.conditional_oracle import conditional_errors
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import simulate_single_expert
 
 SIGMA0 = 0.4
 CONFIG = dict(N=3, M=5, d=10, s=6, T=30, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5)

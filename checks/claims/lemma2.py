@@ -55,16 +55,16 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip, exact_result
-from checks.registry import Claim, register
-from checks.scaling import decide_scaling, fit_exponent, reconcile_constants
-from numeric.chunks import Chunk, ChunkRunner
-from numeric.draws import draw_single_expert
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
-from theory.routing import jacobian, lipschitz_lower_pair, routing_probabilities, switch_probability
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_constants
+from moecl_verify.numeric.chunks import Chunk, ChunkRunner
+from moecl_verify.numeric.draws import draw_single_expert
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.theory.routing import jacobian, lipschitz_lower_pair, routing_probabilities, switch_probability
 
 SOURCE = "Appendix B, Lemma 2 and its proof"
 COR_SOURCE = "Appendix C, Corollary 1"

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import stats
-from checks.context import Context
-from checks.model import ClaimResult, HorizonTest, Measurement, Slip
-from checks.registry import Claim, register
-from numeric.draws import SingleExpertDraws, draw_single_expert
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
-from numeric.single_expert import run_batched
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.draws import SingleExpertDraws, draw_single_expert
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import run_batched
 
 CONFIG = dict(d=10, s=6, N=2, sigma0=0.4, sigma_t=0.1, signal_scale=1.0)
 SCHEDULE = (0, 1, 1)  # task a, then task n twice

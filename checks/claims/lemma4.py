@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from checks.context import Context
-from checks.model import ClaimResult, Slip, exact_result
-from checks.registry import Claim, register
-from numeric.gate import gate_outputs, softmax, task_loss_gradient
-from theory import gate
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.gate import gate_outputs, softmax, task_loss_gradient
+from moecl_verify.theory import gate
 
 SOURCE = "Appendix D, Lemma 4 and its proof"
 CASES = ((2, 1, 0), (3, 2, 1), (4, 2, 3))  # (M, d, routed expert) for the sympy checks

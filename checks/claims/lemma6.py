@@ -19,13 +19,13 @@ import math
 
 import numpy as np
 
-from checks.context import Context
-from checks.model import ClaimResult
-from checks.registry import Claim, register
-from checks.scaling import decide_scaling, fit_exponent
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.scaling import decide_scaling, fit_exponent
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)
 CONSTANTS = (1.0, 0.5)

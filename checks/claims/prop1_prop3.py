@@ -52,8 +52,8 @@ import dataclasses
 import numpy as np
 import sympy as sp
 
-from checks.claims.prop2 import CONSTANTS
-from checks.claims.router_phase import (
+from moecl_verify.checks.claims.prop2 import CONSTANTS
+from moecl_verify.checks.claims.router_phase import (
     POST_T1,
     PROBABILITY_RULE,
     SWEEP,
@@ -66,9 +66,9 @@ from checks.claims.router_phase import (
     reconciled,
     scaling_entry,
 )
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip, exact_result
-from checks.registry import Claim, register
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
 
 SOURCE1 = "Section 4, Proposition 1; Appendix E ('Lemma 1 full version'), proof E.8"
 SOURCE3 = "Section 4, Proposition 3; Appendix G ('Lemma 3 full version') and its proof"
@@ -217,7 +217,7 @@ def _uniform_step_entry() -> ClaimResult:
 
 def _spot_check(ratio: float, draws: int = 200_000) -> float:
     """Monte Carlo of the lower expert's share at gap ratio * lambda (lambda = 1), fixed seed."""
-    from numeric.seeding import generator_for
+    from moecl_verify.numeric.seeding import generator_for
 
     u = generator_for(0, "prop3", "spot").random((draws, 2))
     return float(np.mean(u[:, 1] > u[:, 0] + ratio))

@@ -25,14 +25,14 @@ import math
 
 import numpy as np
 
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation, Slip
-from checks.registry import Claim, register
-from checks.scaling import decide_scaling, fit_exponent, reconcile_entries
-from numeric.chunks import bounded_chunk_size
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_entries
+from moecl_verify.numeric.chunks import bounded_chunk_size
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)  # the smoke sweep; larger budgets reach further down
 # Each budget's sweep (the rounds t1, t2 grow like sigma0^-0.75 and sigma0^-1.25, so the full budget

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import sympy as sp
 
-from checks import stats
-from checks.context import Context
-from checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
-from checks.registry import Claim, register
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
-from numeric.single_expert import simulate_single_expert
-from theory import prop4
-from theory.closed_form import difference
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import simulate_single_expert
+from moecl_verify.theory import prop4
+from moecl_verify.theory.closed_form import difference
 
 CONFIG = dict(d=10, s=6, N=6, sigma0=0.4, sigma0_is="std", sigma_t=0.1, beta_max=1.0, signal_scale=1.0)
 FORGETTING_HORIZONS = (2, 3, 4, 6, 10, 20)
@@ -227,8 +227,8 @@ TEXT_SLIPS = (
         "later orders (sigma_0^1.25, sigma_0^1.5, ...) compare it with gate outputs linearly. Read as a variance, "
         "entry gaps would be O(sigma_0^0.5), contradicting that assumption",
         evidence="text of Section 3.2 against its own O(sigma_0) gap assumption; the tool takes sigma_0 as a "
-        "standard deviation by default (option sigma0_is=variance for the other reading). The reading in the brief "
-        "lists this slip (i): confirmed",
+        "standard deviation by default (option sigma0_is=variance for the other reading). An independent reviewer's "
+        "reading of the paper lists this slip (its slip i): confirmed",
     ),
     Slip(
         id="notation.sum_n_eq_nprime",

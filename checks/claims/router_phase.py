@@ -50,17 +50,17 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from checks.claims.prop2 import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
-from checks import stats
-from checks.context import Context
-from checks.model import ClaimResult, Interpretation
-from checks.scaling import decide_scaling, fit_exponent, reconcile_entries
-from numeric import phase_trace as pt
-from numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
-from numeric.moe import MoEConfig, draw_moe_chunk
-from numeric.phase_trace import FrozenRouting
-from numeric.pool import TaskPool, make_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks.claims.prop2 import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Interpretation
+from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_entries
+from moecl_verify.numeric import phase_trace as pt
+from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
+from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
+from moecl_verify.numeric.phase_trace import FrozenRouting
+from moecl_verify.numeric.pool import TaskPool, make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 # prop2's sweep extended by two smaller sigma0 (64x in all): the probability trends need the small end.
 SWEEP = SIGMA0 + (0.0125, 0.00625)

@@ -16,10 +16,10 @@ configurations in thm1.py / thm2.py.
 
 from __future__ import annotations
 
-from checks import stats
-from checks.claims import fig2
-from checks.context import Context
-from checks.model import HorizonTest, Measurement
+from moecl_verify.checks import stats
+from moecl_verify.checks.claims import fig2
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import HorizonTest, Measurement
 
 THM1_EXPERTS = (10, 20)
 THM2_EXPERTS = (5,)
@@ -48,7 +48,7 @@ def _measurement(claim_id, kind, config, tests, scale, formula, positive: bool) 
 
 
 def thm1_early(ctx: Context) -> list[Measurement]:
-    from checks.claims.thm1 import eq19_rhs
+    from moecl_verify.checks.claims.thm1 import eq19_rhs
 
     out = []
     for M in THM1_EXPERTS:
@@ -74,7 +74,7 @@ def thm1_late(ctx: Context) -> list[Measurement]:
 
 
 def thm1_generalization(ctx: Context) -> list[Measurement]:
-    from checks.claims.thm1 import eq20_rhs
+    from moecl_verify.checks.claims.thm1 import eq20_rhs
 
     out = []
     T = fig2.FIG2["T"]
@@ -88,7 +88,7 @@ def thm1_generalization(ctx: Context) -> list[Measurement]:
 
 
 def thm2_generalization(ctx: Context) -> list[Measurement]:
-    from checks.claims.thm2 import eq22_rhs, psi
+    from moecl_verify.checks.claims.thm2 import eq22_rhs, psi
 
     out = []
     T = fig2.FIG2["T"]

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import stats
-from checks.context import Context
-from checks.claims import conditional_reading, theorems_at_fig2
-from checks.model import ClaimResult, HorizonTest, Measurement, Slip
-from checks.registry import Claim, register
-from numeric.conditional_oracle import conditional_errors
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks import stats
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.claims import conditional_reading, theorems_at_fig2
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.conditional_oracle import conditional_errors
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = 0.4
 CONFIG = dict(N=3, M=10, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5, lam=0.3,
@@ -199,7 +199,7 @@ def early_slips(results) -> list[Slip]:
     refuted = [r for r in results if r.verdict == "refuted"]
     if not refuted:
         return []
-    from theory.thm1 import t2_same_expert_gap
+    from moecl_verify.theory.thm1 import t2_same_expert_gap
 
     ce = smallest_early_counterexample()
     smallest = (

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from checks.context import Context
-from checks.model import ClaimResult, Slip, exact_result
-from checks.registry import Claim, register
-from theory import prop4, thm1
-from theory.symbols import T
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.theory import prop4, thm1
+from moecl_verify.theory.symbols import T
 
 SOURCE = "Section 5.1, remark after Theorem 1 (eq. 19-20 vs eq. 17-18)"
 

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import stats
-from checks.claims.thm1 import cumulative_counts
-from checks.claims import conditional_reading, theorems_at_fig2
-from checks.context import Context
-from checks.model import HorizonTest, Measurement, exact_result
-from checks.registry import Claim, register
-from numeric.conditional_oracle import conditional_errors
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_clustered_pool
-from numeric.seeding import generator_for
+from moecl_verify.checks import stats
+from moecl_verify.checks.claims.thm1 import cumulative_counts
+from moecl_verify.checks.claims import conditional_reading, theorems_at_fig2
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.model import HorizonTest, Measurement, exact_result
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.conditional_oracle import conditional_errors
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_clustered_pool
+from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = 0.4
 CONFIG = dict(N=6, K=2, M=4, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5,

@@ -1,6 +1,6 @@
 """The public API prints every kind of entry (the notebook's code cells rely on it)."""
 
-from checks.api import check
+from moecl_verify.checks.api import check
 
 
 def test_check_prints_scaling_symbolic_and_not_checkable_entries():
@@ -12,8 +12,8 @@ def test_check_prints_scaling_symbolic_and_not_checkable_entries():
 
 
 def test_printing_tolerates_missing_numbers():
-    from checks.api import ClaimCheck
-    from checks.model import ClaimResult
+    from moecl_verify.checks.api import ClaimCheck
+    from moecl_verify.checks.model import ClaimResult
 
     def entry(**kw):
         base = dict(id="x", source="-", kind="probability", form="stated", verdict="refuted", expected=0.9,

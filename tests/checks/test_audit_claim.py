@@ -2,7 +2,7 @@
 
 import math
 
-from checks import runner
+from moecl_verify.checks import runner
 
 
 def test_precondition_audit_entries():

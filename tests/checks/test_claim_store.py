@@ -12,14 +12,14 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checks import claim_store, runner
-from checks.claim_store import ClaimStore, Uncacheable, decode, encode, source_version
-from checks.model import ClaimResult, HorizonTest, Measurement
-from checks.registry import get
-from checks.stats import MeanTest
-from numeric.cache import ResultCache
-from numeric.chunks import ChunkRunner
-from reports import results_json
+from moecl_verify.checks import claim_store, runner
+from moecl_verify.checks.claim_store import ClaimStore, Uncacheable, decode, encode, source_version
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement
+from moecl_verify.checks.registry import get
+from moecl_verify.checks.stats import MeanTest
+from moecl_verify.numeric.cache import ResultCache
+from moecl_verify.numeric.chunks import ChunkRunner
+from moecl_verify.reports import results_json
 
 
 def same(a, b) -> bool:
@@ -67,15 +67,28 @@ def test_values_it_cannot_store_faithfully_make_the_claim_uncacheable(value):
 
 
 def test_source_version_changes_with_any_source_file(tmp_path):
-    root = Path(claim_store.__file__).resolve().parent.parent
-    for package in claim_store.PACKAGES:
-        shutil.copytree(root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = source_version(tmp_path)
-    assert before == source_version(root)
+    installed = claim_store.layer_roots()
+    copies = []
+    for package, root in installed:
+        copy = tmp_path / package
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        copies.append((package, copy))
+    before = source_version(tuple(copies))
+    assert before == source_version(installed) == source_version()
+    routing = tmp_path / "moecl_verify.theory" / "routing.py"
+    routing.write_text(routing.read_text() + "\n# edited\n")
     source_version.cache_clear()
-    (tmp_path / "theory" / "routing.py").write_text((root / "theory" / "routing.py").read_text() + "\n# edited\n")
-    assert source_version(tmp_path) != before
+    assert source_version(tuple(copies)) != before
     source_version.cache_clear()
+
+
+def test_source_version_covers_only_the_package_layers():
+    import moecl_verify.checks
+
+    packages = [package for package, _ in claim_store.layer_roots()]
+    assert packages == ["moecl_verify.theory", "moecl_verify.numeric", "moecl_verify.checks"]
+    # Each root is the folder the imported layer lives in, not a folder of the same name elsewhere.
+    assert dict(claim_store.layer_roots())["moecl_verify.checks"] == Path(moecl_verify.checks.__file__).parent
 
 
 def test_keys_separate_claim_budget_seed_and_library_versions():
@@ -126,7 +139,7 @@ def test_an_undecodable_record_with_a_valid_checksum_is_recomputed(tmp_path):
 
 
 def test_slips_are_rebuilt_exactly_when_the_claims_decided_results_change(tmp_path):
-    from checks.model import Slip
+    from moecl_verify.checks.model import Slip
 
     calls = []
 

@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from checks.cli import main
+from moecl_verify.cli import main
 
 
 def cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "checks", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "moecl_verify", *args], capture_output=True, text=True, cwd=cwd, timeout=300
     )
 
 

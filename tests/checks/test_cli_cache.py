@@ -9,17 +9,17 @@ import time
 
 import pytest
 
-from checks import runner
-from checks.cli import main
-from numeric.cache import ResultCache
-from reports import results_json
+from moecl_verify.checks import runner
+from moecl_verify.cli import main
+from moecl_verify.numeric.cache import ResultCache
+from moecl_verify.reports import results_json
 
 # A sweep of 20 chunks (Proposition 2 at smoke: 5 sigma0 x 2 constants x t1/t2).
 SWEEP = ["run", "--claims", "prop2.*", "--budget", "smoke", "--seed", "0", "--quiet", "--format", "json"]
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "checks", *args], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "moecl_verify", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=300)
 
 
@@ -33,7 +33,7 @@ def _entries(cache):
 
 def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
-    command = [sys.executable, "-m", "checks", *SWEEP, "--out", str(out), "--cache-dir", str(cache)]
+    command = [sys.executable, "-m", "moecl_verify", *SWEEP, "--out", str(out), "--cache-dir", str(cache)]
     victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while _entries(cache) < 4 and victim.poll() is None and time.monotonic() < deadline:

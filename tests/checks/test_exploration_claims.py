@@ -7,15 +7,15 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-import checks.claims.exploration as ex
-import checks.claims.exploration_signal as sig
-from checks.context import BUDGETS, Context
-from checks.model import ClaimResult
-from checks.registry import _REGISTRY
-from numeric.gate_trace import GateTrace
-from numeric.moe import MoEConfig
-from numeric.pool import TaskPool
-from numeric.seeding import generator_for
+import moecl_verify.checks.claims.exploration as ex
+import moecl_verify.checks.claims.exploration_signal as sig
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.registry import _REGISTRY
+from moecl_verify.numeric.gate_trace import GateTrace
+from moecl_verify.numeric.moe import MoEConfig
+from moecl_verify.numeric.pool import TaskPool
+from moecl_verify.numeric.seeding import generator_for
 
 CTX = Context(budget=BUDGETS["smoke"], seed=0)
 
@@ -126,8 +126,8 @@ def test_summaries_on_a_hand_built_trace():
 
 def test_sign_flips_exactly_when_the_summed_features_oppose_the_signal():
     # A real (small) run: the routed expert's step on v_{n_t} is negative iff <xbar_t, v_{n_t}> > 0.
-    from numeric.gate_trace import run_gate_trace
-    from numeric.moe import draw_moe
+    from moecl_verify.numeric.gate_trace import run_gate_trace
+    from moecl_verify.numeric.moe import draw_moe
 
     sigma0 = 0.05
     pool = ex.pool_for(0, sigma0)

@@ -6,7 +6,7 @@ budget (margins near -1.9 with s.e. below 0.1), so its refutation is stable.
 
 import pytest
 
-from checks import runner
+from moecl_verify.checks import runner
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_curves_artifact_has_every_configuration(smoke):
 
 
 def test_figure2_is_drawn_from_the_artifact_reproducibly(smoke, tmp_path):
-    from reports import artifact_figures
+    from moecl_verify.reports import artifact_figures
 
     first = artifact_figures.write(smoke, tmp_path / "a")
     second = artifact_figures.write(smoke, tmp_path / "b")

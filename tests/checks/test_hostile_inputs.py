@@ -26,9 +26,9 @@ import os
 
 import pytest
 
-from checks.cli import main
-from checks.cli_simulate import memory_plan
-from checks.errors import UsageError
+from moecl_verify.cli import main
+from moecl_verify.cli_simulate import memory_plan
+from moecl_verify.errors import UsageError
 
 SMALL = ["simulate", "--T", "4", "--replicates", "6", "--json"]
 

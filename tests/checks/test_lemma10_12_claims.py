@@ -5,11 +5,11 @@ import math
 import numpy as np
 import sympy as sp
 
-import checks.claims.lemma10_12 as mod
-from checks.context import BUDGETS, Context
-from numeric.moe import MoEConfig, draw_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+import moecl_verify.checks.claims.lemma10_12 as mod
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.numeric.moe import MoEConfig, draw_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 
 def test_lemma10_entries_and_slips():

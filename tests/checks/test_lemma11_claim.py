@@ -4,9 +4,9 @@ import itertools
 import math
 from fractions import Fraction as F
 
-import checks.claims.lemma11 as mod
-from checks import runner
-from checks.context import BUDGETS, Context
+import moecl_verify.checks.claims.lemma11 as mod
+from moecl_verify.checks import runner
+from moecl_verify.checks.context import BUDGETS, Context
 
 
 def _brute_force_cover(N: int, M: int) -> F:

@@ -4,9 +4,9 @@ from fractions import Fraction as F
 
 import pytest
 
-import checks.claims.lemma2 as lemma2
-from checks import runner
-from checks.context import BUDGETS, Context
+import moecl_verify.checks.claims.lemma2 as lemma2
+from moecl_verify.checks import runner
+from moecl_verify.checks.context import BUDGETS, Context
 
 
 def test_lemma2_entries_and_slips(monkeypatch):
@@ -80,8 +80,8 @@ def test_scale_invariance(M):
 def test_chunked_and_cached_grid_audit_is_one_pass_over_the_grid(tmp_path):
     """Parts merged in grid order, through the cache's JSON-in-npz round trip, give the single-pass audit
     (the first pair attaining the worst ratio included)."""
-    from numeric.cache import ResultCache
-    from numeric.chunks import ChunkRunner
+    from moecl_verify.numeric.cache import ResultCache
+    from moecl_verify.numeric.chunks import ChunkRunner
 
     one_pass = lemma2._audit_points(3, lemma2._grid_points(3, "smoke"))
     with ResultCache(tmp_path) as cache:

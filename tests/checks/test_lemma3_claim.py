@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from checks import runner
-from checks.claims.lemma3 import smallest_counterexample
+from moecl_verify.checks import runner
+from moecl_verify.checks.claims.lemma3 import smallest_counterexample
 
 
 def test_statement_refuted_derived_not():

@@ -1,6 +1,6 @@
 """Lemma 4: the statement holds symbolically; the proof's aux factor does not."""
 
-from checks import runner
+from moecl_verify.checks import runner
 
 
 def test_lemma4_entries_and_slip():

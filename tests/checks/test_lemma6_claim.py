@@ -1,6 +1,6 @@
 """Lemma 6 through the scaling mechanism (smoke budget)."""
 
-from checks import runner
+from moecl_verify.checks import runner
 
 
 def test_lemma6_entries_per_hidden_constant():
@@ -13,7 +13,7 @@ def test_lemma6_entries_per_hidden_constant():
 
 
 def test_scaling_figure_is_drawn_reproducibly(tmp_path):
-    from reports import scaling_figures
+    from moecl_verify.reports import scaling_figures
 
     run = runner.run(["lemma6"], budget="smoke", seed=0)
     (a,) = scaling_figures.write(run, tmp_path / "a")

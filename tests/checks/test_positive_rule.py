@@ -1,8 +1,8 @@
 """The rule for qualitative criteria: every margin Delta > 0."""
 
-from checks.model import HorizonTest, Measurement
-from checks.runner import decide, entry_p
-from checks.stats import MeanTest
+from moecl_verify.checks.model import HorizonTest, Measurement
+from moecl_verify.checks.runner import decide, entry_p
+from moecl_verify.checks.stats import MeanTest
 
 
 def _m(*margins):

@@ -1,7 +1,7 @@
 """Proposition 2 through the scaling mechanism, and the rule for hidden constants."""
 
-from checks import runner
-from checks.scaling import reconcile_constants
+from moecl_verify.checks import runner
+from moecl_verify.checks.scaling import reconcile_constants
 
 
 def test_reconcile_constants():
@@ -21,8 +21,8 @@ def test_prop2_smoke():
 
 
 def test_a_slip_per_gap_refuted_at_every_constant():
-    from checks.claims.prop2 import slips
-    from checks.model import ClaimResult
+    from moecl_verify.checks.claims.prop2 import slips
+    from moecl_verify.checks.model import ClaimResult
 
     def entry(part, c, verdict):
         return ClaimResult(id="prop2.t1", source="-", kind="scaling", form="stated", verdict=verdict, expected=1.75,
@@ -37,7 +37,7 @@ def test_a_slip_per_gap_refuted_at_every_constant():
 
 
 def test_bounded_chunk_size():
-    from numeric.chunks import bounded_chunk_size
+    from moecl_verify.numeric.chunks import bounded_chunk_size
 
     assert bounded_chunk_size(100, 10, 6, cap=1000) == 1000
     assert bounded_chunk_size(6840, 10, 6, cap=1000, budget=2 * 8 * 6840 * 60 * 7) == 7

@@ -9,7 +9,7 @@ under the features that satisfy assumption A1.
 
 import pytest
 
-from checks import runner
+from moecl_verify.checks import runner
 
 
 @pytest.fixture(scope="module")

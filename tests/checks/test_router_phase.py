@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import checks.claims.lemma13_15 as lemmas
-import checks.claims.prop1_prop3 as props
-from checks.claims import router_phase as rp
-from checks.claims.router_phase import ProbabilityRow, chi2_sf, chi2_uniform, decide_probability, wilson
-from checks.context import BUDGETS, Context
-from checks.model import ClaimResult
-from numeric.seeding import generator_for
+import moecl_verify.checks.claims.lemma13_15 as lemmas
+import moecl_verify.checks.claims.prop1_prop3 as props
+from moecl_verify.checks.claims import router_phase as rp
+from moecl_verify.checks.claims.router_phase import ProbabilityRow, chi2_sf, chi2_uniform, decide_probability, wilson
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.numeric.seeding import generator_for
 
 
 def test_wilson_interval_matches_published_values():

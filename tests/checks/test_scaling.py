@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from checks.scaling import decide_scaling, fit_exponent
+from moecl_verify.checks.scaling import decide_scaling, fit_exponent
 
 SIGMA0 = [0.4, 0.2, 0.1, 0.05, 0.025]
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from checks import stats
+from moecl_verify.checks import stats
 
 
 def _rejections(rng, n_trials, n, shift, alpha, draw):
@@ -98,7 +98,7 @@ def test_bonferroni_and_input_validation():
 
 
 def test_wilson_interval_textbook_values():
-    from checks.stats import wilson
+    from moecl_verify.checks.stats import wilson
 
     low, high = wilson(5, 10, level=0.95)  # Newcombe (1998), table I: 0.2366-0.7634
     assert abs(low - 0.2366) < 1e-4 and abs(high - 0.7634) < 1e-4
@@ -110,7 +110,7 @@ def test_wilson_interval_textbook_values():
 def test_binomial_tails_exact_and_large_n():
     import math
 
-    from checks.stats import binom_cdf, binom_sf
+    from moecl_verify.checks.stats import binom_cdf, binom_sf
 
     assert binom_cdf(3, 10, 0.5) == pytest.approx(sum(math.comb(10, i) for i in range(4)) / 1024, rel=1e-12)
     assert binom_sf(7, 10, 0.5) == pytest.approx(sum(math.comb(10, i) for i in range(7, 11)) / 1024, rel=1e-12)

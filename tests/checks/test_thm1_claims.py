@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from checks import runner
-from checks.claims.thm1 import cumulative_counts, eq19_rhs, eq20_rhs
+from moecl_verify.checks import runner
+from moecl_verify.checks.claims.thm1 import cumulative_counts, eq19_rhs, eq20_rhs
 
 
 def test_rhs_by_hand():
@@ -34,9 +34,9 @@ def test_theorem1_verdicts_at_smoke():
 def test_smallest_counterexample_and_the_t2_algebra():
     import sympy as sp
 
-    from checks.claims.thm1 import smallest_early_counterexample
-    from theory.symbols import D, r
-    from theory.thm1 import t2_same_expert_gap
+    from moecl_verify.checks.claims.thm1 import smallest_early_counterexample
+    from moecl_verify.theory.symbols import D, r
+    from moecl_verify.theory.thm1 import t2_same_expert_gap
 
     assert sp.simplify(t2_same_expert_gap() + (1 - r) ** 2 * D) == 0
     ce = smallest_early_counterexample(R=20000)

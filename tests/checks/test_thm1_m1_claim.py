@@ -3,9 +3,9 @@
 import numpy as np
 import sympy as sp
 
-from checks import runner
-from theory import prop4
-from theory.symbols import D, S, r, t
+from moecl_verify.checks import runner
+from moecl_verify.theory import prop4
+from moecl_verify.theory.symbols import D, S, r, t
 
 
 def test_specialization_entries():

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from checks import runner
-from checks.claims.thm2 import eq22_rhs, psi
+from moecl_verify.checks import runner
+from moecl_verify.checks.claims.thm2 import eq22_rhs, psi
 
 
 def test_psi_against_a_naive_double_loop():

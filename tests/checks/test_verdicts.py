@@ -1,8 +1,8 @@
 """The verdict rule: refuted on rejection, confirmed only with enough resolution."""
 
-from checks.model import HorizonTest, Measurement
-from checks.runner import decide
-from checks.stats import MeanTest
+from moecl_verify.checks.model import HorizonTest, Measurement
+from moecl_verify.checks.runner import decide
+from moecl_verify.checks.stats import MeanTest
 
 
 def _measurement(expected, observed, stderr, scale=1.0):

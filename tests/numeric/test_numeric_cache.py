@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from numeric.cache import CacheLocked, ResultCache, clear, info
-from numeric.chunks import ChunkRunner, cache_key
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
-from numeric.single_expert import simulate_single_expert
+from moecl_verify.numeric.cache import CacheLocked, ResultCache, clear, info
+from moecl_verify.numeric.chunks import ChunkRunner, cache_key
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import simulate_single_expert
 
 
 def _pool(N=3, d=6):
@@ -125,7 +125,7 @@ def test_keys_separate_seed_chunk_and_configuration():
 
         def map_unordered(self, chunks):
             captured.extend(chunks)
-            from numeric.chunks import compute
+            from moecl_verify.numeric.chunks import compute
 
             for i, chunk in enumerate(chunks):
                 yield i, compute(chunk)
@@ -143,7 +143,7 @@ def test_results_do_not_depend_on_finishing_order():
         name, workers = "reversed", 1
 
         def map_unordered(self, chunks):
-            from numeric.chunks import compute
+            from moecl_verify.numeric.chunks import compute
 
             for i in reversed(range(len(chunks))):
                 yield i, compute(chunks[i])
@@ -178,11 +178,13 @@ def test_json_records_round_trip_and_a_corrupt_or_discarded_one_is_reported(tmp_
 def test_a_chunks_key_covers_the_first_party_code_it_reaches():
     """Lemma 2's exact grid-audit chunks compute with theory/routing.py, so an edit there must change their key;
     the simulator's chunks do not depend on where or whether they are cached."""
-    import checks.claims.lemma2  # noqa: F401
-    from numeric.chunks import module_closure
+    from moecl_verify.checks.registry import get
+    from moecl_verify.numeric.chunks import module_closure
 
-    assert {"checks.claims.lemma2", "theory.routing", "numeric.moe"} <= set(module_closure("checks.claims.lemma2"))
-    engine = set(module_closure("numeric.moe"))
-    assert {"numeric.moe", "numeric.expert", "numeric.gate", "numeric.draws"} <= engine
-    assert not engine & {"numeric.cache", "numeric.chunks", "numeric.executors"} and not any(
-        m.startswith(("theory", "checks")) for m in engine)
+    lemma2 = get("lemma2").measure.__module__
+    P = "moecl_verify."
+    assert {lemma2, P + "theory.routing", P + "numeric.moe"} <= set(module_closure(lemma2))
+    engine = set(module_closure(P + "numeric.moe"))
+    assert {P + "numeric.moe", P + "numeric.expert", P + "numeric.gate", P + "numeric.draws"} <= engine
+    assert not engine & {P + "numeric.cache", P + "numeric.chunks", P + "numeric.executors"} and not any(
+        m.startswith((P + "theory", P + "checks")) for m in engine)

@@ -4,11 +4,11 @@ import itertools
 
 import numpy as np
 
-from numeric.conditional_oracle import conditional_errors
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
-from theory import prop4
+from moecl_verify.numeric.conditional_oracle import conditional_errors
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.theory import prop4
 
 
 def test_one_expert_averaged_over_all_task_sequences_is_proposition4_derived():

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from numeric.draws import SingleExpertDraws, draw_single_expert
-from numeric.pool import make_pool
+from moecl_verify.numeric.draws import SingleExpertDraws, draw_single_expert
+from moecl_verify.numeric.pool import make_pool
 
 
 @pytest.fixture

@@ -2,11 +2,11 @@
 
 import pytest
 
-from numeric.chunks import ChunkRunner
-from numeric.executors import InProcess, ProcessPool, make_executor
-from numeric.moe import MoEConfig, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.numeric.chunks import ChunkRunner
+from moecl_verify.numeric.executors import InProcess, ProcessPool, make_executor
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 def _sweep(runner):
     """A small sigma0 sweep of Algorithm 1, several chunks per point."""
@@ -41,9 +41,9 @@ def test_dask_local_cluster_with_two_workers_matches_in_process(reference):
         _identical(reference, _sweep(ChunkRunner(executor=dask)))
 
 def test_bad_executor_settings_are_refused():
-    with pytest.raises(ValueError, match="--jobs"):
+    with pytest.raises(ValueError, match="jobs must"):
         ProcessPool(0)
-    with pytest.raises(ValueError, match="--executor"):
+    with pytest.raises(ValueError, match="executor must"):
         make_executor("threads")
     with pytest.raises(RuntimeError, match="entered"):
         list(ProcessPool(1).map_unordered([]))

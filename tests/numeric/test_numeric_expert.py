@@ -1,7 +1,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from numeric.expert import min_norm_update
+from moecl_verify.numeric.expert import min_norm_update
 
 
 def _problem(seed, d, s, batch=()):

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numeric.gate import gate_outputs, softmax, task_loss, task_loss_gradient
+from moecl_verify.numeric.gate import gate_outputs, softmax, task_loss, task_loss_gradient
 
 
 def _instance(seed, M, d):

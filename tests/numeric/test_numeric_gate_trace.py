@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from numeric.chunks import chunk_sizes
-from numeric.gate_trace import GateTrace, run_gate_trace, signal_columns
-from numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.numeric.chunks import chunk_sizes
+from moecl_verify.numeric.gate_trace import GateTrace, run_gate_trace, signal_columns
+from moecl_verify.numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 POOL = make_pool(generator_for(0, "test-gate-trace-pool"), N=3, d=6, sigma0=0.4, signal_scale=2.5)
 # Gamma and T chosen so that some replicates freeze inside the horizon and some do not.

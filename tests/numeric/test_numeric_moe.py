@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from numeric.draws import SingleExpertDraws
-from numeric.moe import MoEConfig, draw_moe, run_moe_batched, run_moe_reference, simulate_moe
-from numeric.pool import make_clustered_pool, make_pool
-from numeric.seeding import generator_for
-from numeric.single_expert import run_batched
+from moecl_verify.numeric.draws import SingleExpertDraws
+from moecl_verify.numeric.moe import MoEConfig, draw_moe, run_moe_batched, run_moe_reference, simulate_moe
+from moecl_verify.numeric.pool import make_clustered_pool, make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import run_batched
 
 FIELDS = ("chosen", "model_error", "forgetting", "generalization", "loads", "expert_sets", "freeze_round", "theta", "w",
           "theta_max")

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from numeric import phase_trace as pt
-from numeric.chunks import chunk_sizes
-from numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.numeric import phase_trace as pt
+from moecl_verify.numeric.chunks import chunk_sizes
+from moecl_verify.numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 
 def _pool(sigma0=0.1, N=3, d=6):
@@ -145,9 +145,9 @@ def test_an_exact_fixed_point_reads_as_no_move():
     # One expert, task 1 twice, Definition 1 features with v_n = w_n / sigma0: the first step from 0 lands exactly on
     # w_1 (w_1 lies in the span of X), so the second step is zero up to rounding -- far below the STILL threshold
     # that Proposition 1's entries use -- while a step toward another task is of the order of ||w_n||^2.
-    from checks.claims.router_phase import STILL
-    from numeric.draws import draw_single_expert
-    from numeric.moe import MoEDraws
+    from moecl_verify.checks.claims.router_phase import STILL
+    from moecl_verify.numeric.draws import draw_single_expert
+    from moecl_verify.numeric.moe import MoEDraws
 
     pool = _pool(sigma0=0.05, d=10)
     scale = float(np.mean((pool.W**2).sum(axis=1)))

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from numeric.pool import TaskPool, make_pool
+from moecl_verify.numeric.pool import TaskPool, make_pool
 
 
 def naive_S_D(W):

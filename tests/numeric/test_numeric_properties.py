@@ -9,9 +9,9 @@ final expert models and the stored per-round errors E_tau.
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from numeric.moe import MoEConfig, draw_moe, run_moe_batched
-from numeric.pool import make_pool
-from numeric.seeding import generator_for
+from moecl_verify.numeric.moe import MoEConfig, draw_moe, run_moe_batched
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
 
 
 @st.composite

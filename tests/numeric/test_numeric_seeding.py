@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from numeric.seeding import generator_for, spawn_key_for
+from moecl_verify.numeric.seeding import generator_for, spawn_key_for
 
 REPO = Path(__file__).resolve().parents[2]
 

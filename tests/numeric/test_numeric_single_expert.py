@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from numeric.draws import SingleExpertDraws, draw_single_expert
-from numeric.pool import TaskPool, make_pool
-from numeric.single_expert import run_batched, run_reference, simulate_single_expert
+from moecl_verify.numeric.draws import SingleExpertDraws, draw_single_expert
+from moecl_verify.numeric.pool import TaskPool, make_pool
+from moecl_verify.numeric.single_expert import run_batched, run_reference, simulate_single_expert
 
 FIELDS = ("tasks", "model_error", "forgetting", "generalization", "final_w")
 
@@ -120,7 +120,7 @@ def test_simulate_deterministic_and_progress_independent(small_pool):
 
 
 def test_simulate_chunks_use_documented_streams(small_pool):
-    from numeric.seeding import generator_for
+    from moecl_verify.numeric.seeding import generator_for
 
     run = simulate_single_expert(small_pool, R=5, T=6, s=2, seed=9, key=("a",), chunk_size=2)
     sizes = [2, 2, 1]

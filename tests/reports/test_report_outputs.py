@@ -2,7 +2,7 @@
 
 One smoke run (prop4.*, seed 0) is rendered once with every format (the
 notebook executed in a real kernel through nbclient), then re-rendered by
-`python -m checks report --from` in a subprocess; the two must agree byte for
+`python -m moecl_verify report --from` in a subprocess; the two must agree byte for
 byte (results.json, report.md, results.junit.xml, PNGs) and cell for cell
 (notebook sources and outputs).
 """
@@ -20,17 +20,17 @@ import zlib
 import nbformat
 import pytest
 
-from checks import runner
-from checks.cli import FORMATS, _write_reports
-from checks.model import ClaimResult, Interpretation, RunResult, Slip
-from reports import figures, junit, markdown, notebook, results_json
+from moecl_verify.checks import runner
+from moecl_verify.cli import FORMATS, _write_reports
+from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip
+from moecl_verify.reports import figures, junit, markdown, notebook, results_json
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VERDICT_LINE = re.compile(r"^\s+(\S+/\S+)\s+(confirmed|refuted|inconclusive|not_checkable)\s", re.M)
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "checks", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "moecl_verify", *args], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")

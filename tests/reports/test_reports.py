@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from checks import runner
-from reports import markdown, results_json
+from moecl_verify.checks import runner
+from moecl_verify.reports import markdown, results_json
 
 CONTRACT = (
     "id",
@@ -77,8 +77,8 @@ def test_load_rejects_foreign_files(tmp_path):
 def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
     import numpy as np
 
-    from checks.model import ClaimResult, RunResult
-    from checks.scaling import decide_scaling, fit_exponent
+    from moecl_verify.checks.model import ClaimResult, RunResult
+    from moecl_verify.checks.scaling import decide_scaling, fit_exponent
 
     sigma0 = [0.4, 0.2, 0.1, 0.05, 0.025]
     rng = np.random.default_rng(0)
@@ -98,7 +98,7 @@ def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
 
 
 def test_slip_overview_lists_every_slip_most_consequential_first(smoke):
-    from reports.markdown import SEVERITY
+    from moecl_verify.reports.markdown import SEVERITY
 
     text = markdown.render(smoke)
     audit = text.split("## Slip audit", 1)[1]

@@ -7,9 +7,9 @@ along v_{n_t} and (s-1)/(d-1) across it for Definition 1.
 
 import numpy as np
 
-from numeric.draws import draw_single_expert
-from numeric.pool import make_pool
-from theory.single_expert import definition1_projection_gain
+from moecl_verify.numeric.draws import draw_single_expert
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.theory.single_expert import definition1_projection_gain
 
 D_, S_ = 8, 3
 

@@ -5,8 +5,8 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from numeric.conditional_oracle import conditional_errors as float_oracle
-from theory.conditional import conditional_errors, eq19_rhs, eq20_rhs, pool_constants, smallest_violation
+from moecl_verify.numeric.conditional_oracle import conditional_errors as float_oracle
+from moecl_verify.theory.conditional import conditional_errors, eq19_rhs, eq20_rhs, pool_constants, smallest_violation
 
 HALF = Fraction(1, 2)
 E1, E2 = (Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))

@@ -3,7 +3,7 @@
 import pytest
 import sympy as sp
 
-from theory import gate
+from moecl_verify.theory import gate
 
 
 @pytest.mark.parametrize("M, d, chosen", [(2, 1, 0), (3, 2, 1), (4, 1, 3)])

@@ -21,8 +21,8 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from theory import prop4, single_expert
-from theory.symbols import D, S, T, generic_branch, r, t, tau
+from moecl_verify.theory import prop4, single_expert
+from moecl_verify.theory.symbols import D, S, T, generic_branch, r, t, tau
 
 HALF = dict(r=0.5, S=1.0, D=1.0)
 

@@ -5,8 +5,8 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from numeric.seeding import generator_for
-from theory.routing import integrate_piecewise, jacobian, routing_probabilities, switch_probability
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.theory.routing import integrate_piecewise, jacobian, routing_probabilities, switch_probability
 
 
 @pytest.mark.parametrize("M", [2, 3, 4, 5])

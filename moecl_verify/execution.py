@@ -13,11 +13,11 @@ import os
 import sys
 from typing import Iterator
 
-from checks.errors import UsageError
-from checks.parsing import positive_int
-from numeric.cache import CacheLocked, CacheUnavailable, ResultCache
-from numeric.chunks import ChunkRunner
-from numeric.executors import EXECUTORS, make_executor
+from moecl_verify.errors import UsageError
+from moecl_verify.parsing import positive_int
+from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, ResultCache
+from moecl_verify.numeric.chunks import ChunkRunner
+from moecl_verify.numeric.executors import EXECUTORS, make_executor
 
 DEFAULT_CACHE_DIR = ".moecl-cache"
 CACHE_ENV = "MOECL_CACHE_DIR"
@@ -53,15 +53,20 @@ def chunk_runner(args) -> Iterator[ChunkRunner]:
         raise UsageError("--scheduler needs --executor dask")
     try:
         executor = make_executor(name, jobs=args.jobs, scheduler=args.scheduler)
-    except (ImportError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+    except ImportError as exc:
+        raise UsageError(f"--executor {name}: {exc}") from None
+    except ValueError as exc:
+        # The library names its parameters; the user set them through these flags.
+        raise UsageError(f"--executor/--jobs: {exc}") from None
     with contextlib.ExitStack() as stack:
         cache = None
         if not args.no_cache:
             cache = ResultCache(args.cache_dir or default_cache_dir(), on_problem=_warn)
             try:
                 stack.enter_context(cache)
-            except (CacheLocked, CacheUnavailable) as exc:
+            except CacheLocked as exc:
+                raise UsageError(f"--cache-dir: {exc}; wait for it, or pass --cache-dir DIR or --no-cache") from None
+            except CacheUnavailable as exc:
                 raise UsageError(f"--cache-dir: {exc}") from None
         try:
             stack.enter_context(executor)

@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 
-from checks.errors import UsageError
-from checks.parsing import finite_float, nonneg_int
+from moecl_verify.errors import UsageError
+from moecl_verify.parsing import finite_float, nonneg_int
 
 
 DRAWS_PER_CHUNK_BYTES = 64 * 2**20  # one chunk's feature matrices; keeps peak memory bounded whatever T is
@@ -176,9 +176,9 @@ def _rows(run, every: int) -> list[dict]:
 
 
 def cmd_simulate(args) -> int:
-    from checks.progress import Progress
-    from numeric.pool import make_clustered_pool, make_pool
-    from numeric.seeding import generator_for
+    from moecl_verify.progress import Progress
+    from moecl_verify.numeric.pool import make_clustered_pool, make_pool
+    from moecl_verify.numeric.seeding import generator_for
 
     _validate(args)
     chunk_size = memory_plan(args.replicates, args.T, args.d, args.s, args.model == "moe")
@@ -223,7 +223,7 @@ def cmd_simulate(args) -> int:
     summary = {}
     try:
         if args.model == "single":
-            from numeric.single_expert import simulate_single_expert
+            from moecl_verify.numeric.single_expert import simulate_single_expert
 
             run = simulate_single_expert(pool, key=("simulate", args.features), **common)
         else:
@@ -234,7 +234,7 @@ def cmd_simulate(args) -> int:
         progress.close()
     rows = _rows(run, args.every)
     if args.plot:
-        from reports.simulation_plot import write as write_plot
+        from moecl_verify.reports.simulation_plot import write as write_plot
 
         write_plot(rows, args.plot, title=", ".join(f"{k}={v}" for k, v in header.items() if k in ("model", "features", "N", "T", "M")))
     if args.json:
@@ -252,7 +252,7 @@ def cmd_simulate(args) -> int:
 
 
 def _simulate_moe(args, pool, common, header):
-    from numeric.moe import MoEConfig, simulate_moe
+    from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 
     oracle = None
     if args.router == "oracle":

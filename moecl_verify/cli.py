@@ -1,7 +1,7 @@
-"""The command line: ``moecl-verify`` (= ``python -m checks``).
+"""The command line: ``moecl-verify`` (= ``python -m moecl_verify``).
 
 Exit codes: 0 when the requested output was produced; 1 with ``--strict`` when
-any claim is refuted; 2 for bad usage or invalid parameters, with a one-line
+any claim is refuted, and from ``diff`` when a verdict or number moved; 2 for bad usage or invalid parameters, with a one-line
 message naming the parameter and its allowed range (never a traceback).
 """
 
@@ -16,9 +16,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from checks import execution
-from checks.errors import UsageError
-from checks.parsing import nonneg_int
+from moecl_verify import execution
+from moecl_verify.errors import UsageError
+from moecl_verify.parsing import nonneg_float, nonneg_int
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("json", "md", "ipynb", "junit")
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a claim's stated and derived forms")
     show.add_argument("claim_id")
 
-    from checks import cli_simulate
+    from moecl_verify import cli_simulate
 
     cli_simulate.add_parser(sub)
 
@@ -72,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     figs.add_argument("--seed", type=nonneg_int("--seed"), default=0)
     figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
     execution.add_arguments(figs)
+
+    diff = sub.add_parser("diff", help="compare two runs' results.json (exit 1 if a verdict or number moved)")
+    diff.add_argument("old", help="results.json of the earlier run")
+    diff.add_argument("new", help="results.json of the later run")
+    diff.add_argument("--rel", type=nonneg_float("--rel"), default=0.0,
+                      help="relative tolerance for numbers (default 0: exactly equal, as a rerun must be)")
+    diff.add_argument("--text", action="store_true", help="also print changed wording (evidence, slips)")
 
     cache = sub.add_parser("cache", help="inspect or empty the results cache")
     cache.add_argument("action", choices=["info", "clear"])
@@ -102,14 +109,14 @@ def _writable_dir(text: str) -> Path:
 def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = None) -> list[Path]:
     """Render the chosen outputs from ``run`` (results only; nothing is recomputed,
     except that an executed notebook reruns its claims in a kernel)."""
-    from reports import junit, markdown, results_json
+    from moecl_verify.reports import junit, markdown, results_json
 
     written = []
     if "json" in formats:
         written.append(results_json.write(run, out / "results.json"))
     figure_files: dict = {}
     if "md" in formats or "ipynb" in formats:
-        from reports import figures
+        from moecl_verify.reports import figures
 
         written.extend(figures.write(run, out))
         figure_files = figures.relative_paths(run)
@@ -118,7 +125,7 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
     if "junit" in formats:
         written.append(junit.write(run, out / "results.junit.xml"))
     if "ipynb" in formats:
-        from reports import notebook
+        from moecl_verify.reports import notebook
 
         try:
             written.append(notebook.write(run, out / "report.ipynb", {k: out / v for k, v in figure_files.items()},
@@ -130,9 +137,9 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
 
 
 def cmd_run(args) -> int:
-    from checks import runner
-    from checks.progress import Progress
-    from checks.registry import UnknownClaimPattern
+    from moecl_verify.checks import runner
+    from moecl_verify.progress import Progress
+    from moecl_verify.checks.registry import UnknownClaimPattern
 
     formats = _formats(args.format)
     out = _writable_dir(args.out)
@@ -148,7 +155,7 @@ def cmd_run(args) -> int:
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress, chunk_runner=chunks,
                                 timings=timings, reuse_claims=not args.recompute_claims, claim_records=records)
     except UnknownClaimPattern as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--claims: {exc}") from None
     finally:
         progress.close()
     elapsed = time.monotonic() - started
@@ -174,7 +181,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from reports import results_json
+    from moecl_verify.reports import results_json
 
     formats = _formats(args.format)
     source = Path(args.source)
@@ -191,7 +198,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_list(_args) -> int:
-    from checks.registry import all_claims
+    from moecl_verify.checks.registry import all_claims
 
     for claim in all_claims():
         print(f"{claim.id:<24} {claim.kind:<26} {claim.source}")
@@ -199,12 +206,12 @@ def cmd_list(_args) -> int:
 
 
 def cmd_show(args) -> int:
-    from checks.registry import UnknownClaimPattern, get
+    from moecl_verify.checks.registry import UnknownClaimPattern, get
 
     try:
         claim = get(args.claim_id)
     except UnknownClaimPattern as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"show: {exc}") from None
     print(f"{claim.id}: {claim.summary}")
     print(f"source: {claim.source}")
     print(f"kind: {claim.kind}")
@@ -221,9 +228,9 @@ def cmd_show(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    from checks import runner
-    from checks.progress import Progress
-    from reports import artifact_figures, results_json
+    from moecl_verify.checks import runner
+    from moecl_verify.progress import Progress
+    from moecl_verify.reports import artifact_figures, results_json
 
     out = _writable_dir(args.out)
     progress = Progress(enabled=not args.quiet)
@@ -240,7 +247,7 @@ def cmd_figures(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from numeric import cache
+    from moecl_verify.numeric import cache
 
     directory = args.cache_dir or execution.default_cache_dir()
     if args.action == "info":
@@ -254,8 +261,20 @@ def cmd_cache(args) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args) -> int:
+    from moecl_verify.reports import diff
+
+    try:
+        old, new = diff.load(args.old), diff.load(args.new)
+    except ValueError as exc:
+        raise UsageError(f"diff: {exc}") from None
+    result = diff.compare(old, new, rel=args.rel)
+    sys.stdout.write(diff.render(result, show_text=args.text))
+    return EXIT_OK if result.same_findings else EXIT_REFUTED
+
+
 def cmd_simulate(args) -> int:
-    from checks import cli_simulate
+    from moecl_verify import cli_simulate
 
     return cli_simulate.cmd_simulate(args)
 
@@ -268,6 +287,7 @@ COMMANDS = {
     "simulate": cmd_simulate,
     "figures": cmd_figures,
     "cache": cmd_cache,
+    "diff": cmd_diff,
 }
 
 
@@ -276,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.command == "simulate" and args.config:
-            from checks import cli_simulate
+            from moecl_verify import cli_simulate
 
             words = list(sys.argv[1:] if argv is None else argv)
             sim = parser._subparsers._group_actions[0].choices["simulate"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from checks.errors import UsageError
+from moecl_verify.errors import UsageError
 
 
 def nonneg_int(name: str):
@@ -38,6 +38,16 @@ def finite_float(name: str):
             raise UsageError(f"{name} must be a number, got {text!r}") from None
         if not math.isfinite(value):
             raise UsageError(f"{name} must be finite, got {text!r}")
+        return value
+
+    return parse
+
+
+def nonneg_float(name: str):
+    def parse(text: str) -> float:
+        value = finite_float(name)(text)
+        if value < 0:
+            raise UsageError(f"{name} must be a number >= 0, got {text!r}")
         return value
 
     return parse

@@ -1,5 +1,0 @@
-import sys
-
-from checks.cli import main
-
-sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from moecl_verify.cli import main
+
+sys.exit(main())

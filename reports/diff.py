@@ -1,0 +1,144 @@
+"""What changed between two runs' results.json: verdicts first, then numbers, then wording.
+
+Entries are matched by claim id, form and configuration (an entry's identity); slips and
+interpretations by id. Fields that name library versions (``meta.versions``) are left out:
+they describe the machine, not the paper.
+
+Used by ``moecl-verify diff`` for continuous integration (a verdict that moved is exit 1)
+and to show that a change of the tool's code left its findings alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Fields of an entry that hold measured or derived numbers.
+NUMBER_FIELDS = ("expected", "observed", "stderr", "p_value", "false_fail_rate", "min_detectable", "horizons")
+# Fields of an entry that hold wording (evidence, formulas, differences).
+TEXT_FIELDS = ("evidence", "formula", "difference", "source", "kind")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference: where (``key``), which field, and its old and new value."""
+
+    key: str
+    field: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """The differences between two runs, by kind."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    verdicts: tuple[Change, ...]
+    numbers: tuple[Change, ...]
+    text: tuple[Change, ...]
+    meta: tuple[Change, ...]
+
+    @property
+    def same_findings(self) -> bool:
+        """No entry appeared, vanished or changed its verdict or numbers."""
+        return not (self.added or self.removed or self.verdicts or self.numbers)
+
+
+def load(path: str | Path) -> dict:
+    """A results.json as a dict; ``ValueError`` naming the path when it is not one."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{str(path)!r}: cannot read ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{str(path)!r}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise ValueError(f"{str(path)!r}: not a moecl-verify results.json (no 'results' list)")
+    return data
+
+
+def entry_key(entry: dict) -> str:
+    config = json.dumps(entry.get("config", {}), sort_keys=True, separators=(",", ":"))
+    return f"{entry.get('id')} [{entry.get('form')}] {config}"
+
+
+def _same(a: Any, b: Any, rel: float) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) and math.isnan(b):
+            return True
+        return a == b or math.isclose(a, b, rel_tol=rel, abs_tol=0.0)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y, rel) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], rel) for k in a)
+    return a == b
+
+
+def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
+    """The differences between two results.json dicts. Numbers equal within relative ``rel`` count as equal
+    (0: exactly equal, as a rerun of the same command must be)."""
+    before = {entry_key(e): e for e in old["results"]}
+    after = {entry_key(e): e for e in new["results"]}
+    added = tuple(sorted(after.keys() - before.keys()))
+    removed = tuple(sorted(before.keys() - after.keys()))
+    verdicts, numbers, text = [], [], []
+    for key in sorted(before.keys() & after.keys()):
+        a, b = before[key], after[key]
+        if a.get("verdict") != b.get("verdict"):
+            verdicts.append(Change(key, "verdict", a.get("verdict"), b.get("verdict")))
+        for name in NUMBER_FIELDS:
+            if not _same(a.get(name), b.get(name), rel):
+                numbers.append(Change(key, name, a.get(name), b.get(name)))
+        for name in TEXT_FIELDS:
+            if a.get(name) != b.get(name):
+                text.append(Change(key, name, a.get(name), b.get(name)))
+    for section in ("slips", "interpretations", "claims"):
+        old_items = {x.get("id"): x for x in old.get(section, [])}
+        new_items = {x.get("id"): x for x in new.get(section, [])}
+        added += tuple(f"{section}: {k}" for k in sorted(new_items.keys() - old_items.keys()))
+        removed += tuple(f"{section}: {k}" for k in sorted(old_items.keys() - new_items.keys()))
+        for key in sorted(old_items.keys() & new_items.keys()):
+            for name in sorted(old_items[key].keys() | new_items[key].keys()):
+                if old_items[key].get(name) != new_items[key].get(name):
+                    text.append(Change(f"{section}: {key}", name, old_items[key].get(name),
+                                       new_items[key].get(name)))
+    if not _same(old.get("artifacts"), new.get("artifacts"), rel):
+        numbers.append(Change("artifacts", "artifacts", "(figure data)", "(figure data differs)"))
+    meta = []
+    for name in sorted((old.get("meta", {}).keys() | new.get("meta", {}).keys()) - {"versions"}):
+        if old.get("meta", {}).get(name) != new.get("meta", {}).get(name):
+            meta.append(Change("meta", name, old["meta"].get(name), new["meta"].get(name)))
+    return RunDiff(added, removed, tuple(verdicts), tuple(numbers), tuple(text), tuple(meta))
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render(diff: RunDiff, show_text: bool = False) -> str:
+    """The diff as plain text for a terminal or a CI log."""
+    lines = [f"entries added {len(diff.added)}, removed {len(diff.removed)}; verdicts changed {len(diff.verdicts)}; "
+             f"numbers changed {len(diff.numbers)}; wording changed {len(diff.text)}; run settings changed "
+             f"{len(diff.meta)}"]
+    for key in diff.added:
+        lines.append(f"+ {key}")
+    for key in diff.removed:
+        lines.append(f"- {key}")
+    for c in diff.meta:
+        lines.append(f"settings {c.field}: {_short(c.old)} -> {_short(c.new)}")
+    for c in diff.verdicts:
+        lines.append(f"VERDICT {c.key}: {c.old} -> {c.new}")
+    for c in diff.numbers:
+        lines.append(f"number {c.key} {c.field}: {_short(c.old)} -> {_short(c.new)}")
+    if show_text:
+        for c in diff.text:
+            lines.append(f"wording {c.key} {c.field}:\n    - {_short(c.old, 400)}\n    + {_short(c.new, 400)}")
+    lines.append("same findings" if diff.same_findings else "findings differ")
+    return "\n".join(lines) + "\n"
