@@ -1,6 +1,6 @@
 """Run selected claims and turn their measurements into verdicts.
 
-Verdict rule for an expected-value identity (docs/design.md, 'Verdicts'):
+Verdict rule for an expected-value identity (docs/design.md, 'From a claim to a verdict'):
 
 1. Each horizon is a two-sided z-test; the horizons of one entry are combined
    by Bonferroni into the entry's p-value.

@@ -6,7 +6,7 @@ log(sigma0).  The exponent's 99% interval comes from a percentile bootstrap
 that resamples replicates within each sigma0 (seeded Generator, so the
 interval is reproducible).
 
-Verdict rules (docs/design.md, 'Verdicts'):
+Verdict rules (docs/design.md, 'From a claim to a verdict'):
 
 * Theta(sigma0^k): refuted if the interval excludes k; confirmed if it
   contains k and is narrower than ``2 * tolerance`` (the run could tell k from

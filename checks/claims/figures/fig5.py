@@ -1,0 +1,86 @@
+"""Figure 5 (Appendix A.4): the termination threshold Gamma, forgetting and generalization error.
+
+Statements (Appendix A.4), with lambda = sigma0^1.25, sigma0 = 0.4, N = 30
+(100 runs): forgetting is robust to Gamma; generalization error is smaller for
+Gamma in {sigma0^1.25, sigma0^1.5} (<= lambda, balanced load, see Figure 4)
+than in {sigma0^0.75, sigma0}.
+
+Measured: final-round forgetting and generalization error per replicate; all
+Gamma values share the same draws (paired comparisons; the simulations, shared
+with Figure 4, are in :mod:`checks.experiments.fig45_runs`).  Unstated and
+chosen: M = 5 and K = 3 for Figure 5 as for Figure 4.
+"""
+
+from __future__ import annotations
+
+import math
+
+from moecl_verify.checks.context import Context
+from moecl_verify.checks.experiments import fig45_runs
+from moecl_verify.checks.experiments.fig45_runs import (
+    FIG5_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, measurement, paired,
+)
+from moecl_verify.checks.model import Measurement
+from moecl_verify.checks.registry import Claim, register
+
+EQUIVALENCE = 0.1  # "robust": within 10% of the small-Gamma level
+
+
+def _final(run, metric):
+    return getattr(run, metric)[:, -1]
+
+
+def measure_fig5_generalization(ctx: Context) -> list[Measurement]:
+    g = {name: _final(fig45_runs.run(ctx, FIG5_N, name), "generalization") for name in GAMMAS}
+    tests = [paired(f"{big} vs {small}", g[big], g[small]) for big in LARGE for small in SMALL]
+    criterion = "generalization error is smaller with Gamma <= lambda: Delta = E[G_T | Gamma large] - E[G_T | Gamma small] (paired)"
+    return [measurement(ctx, "fig5.generalization", "Appendix A.4, Figure 5(b)", criterion, tests, FIG5_N)]
+
+
+def measure_fig5_forgetting(ctx: Context) -> list[Measurement]:
+    f = {name: _final(fig45_runs.run(ctx, FIG5_N, name), "forgetting") for name in GAMMAS}
+    ref = f["sigma0^1.5"]
+    tests = []
+    for name in ("sigma0^0.75", "sigma0", "sigma0^1.25"):
+        tests.append(paired(f"{name} not above", ref, f[name], EQUIVALENCE * ref))
+        tests.append(paired(f"{name} not below", f[name], ref, EQUIVALENCE * ref))
+    criterion = (
+        f"forgetting is robust to Gamma: within {EQUIVALENCE:.0%} of its value at Gamma = sigma0^1.5 for every Gamma "
+        "(two one-sided margins per Gamma, paired)"
+    )
+    return [measurement(ctx, "fig5.forgetting_robust", "Appendix A.4, Figure 5(a)", criterion, tests, FIG5_N)]
+
+
+def fig5_levels(ctx: Context) -> dict:
+    rows = []
+    for name in GAMMAS:
+        run = fig45_runs.run(ctx, FIG5_N, name)
+        row = {"Gamma": name, "value": GAMMAS[name]}
+        for metric in ("forgetting", "generalization"):
+            x = _final(run, metric)
+            row[metric] = float(x.mean())
+            row[metric + "_stderr"] = float(x.std(ddof=1) / math.sqrt(x.size))
+        rows.append(row)
+    return {"rows": rows}
+
+
+for claim_id, measure, summary, source, artifacts in (
+    ("fig5.generalization", measure_fig5_generalization, "Balanced load (Gamma <= lambda) lowers generalization error.",
+     "Appendix A.4, Figure 5(b)", (("fig5_levels", fig5_levels),)),
+    ("fig5.forgetting_robust", measure_fig5_forgetting, "Forgetting is robust to the threshold Gamma.",
+     "Appendix A.4, Figure 5(a)", ()),
+):
+    register(
+        Claim(
+            id=claim_id,
+            source=source,
+            kind="qualitative",
+            statement=r"\text{" + summary + "}",
+            preconditions=("Algorithm 1 with termination", "lambda = sigma0^1.25, M = 5, K = 3"),
+            measure=measure,
+            interpretations=INTERPRETATIONS,
+            summary=summary,
+            notes="Qualitative statement about an Appendix A.4 figure, decided by the criterion in the evidence.",
+            artifacts=artifacts,
+        )
+    )

@@ -1,0 +1,195 @@
+"""Exploration-phase claims (Lemmas 1, 5, 7, 8, 9; checks/claims/exploration/) and their shared sweep
+(checks/experiments/exploration_sweep.py, exploration_entries.py): statistics, exact steps and summaries,
+checked against hand-derived values and manufactured data (the full sweep runs in the CLI, not here)."""
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+import moecl_verify.checks.experiments.exploration_entries as entries
+import moecl_verify.checks.experiments.exploration_sweep as sweep
+from moecl_verify.checks.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.registry import _REGISTRY
+from moecl_verify.checks.scaling import decide_scaling
+from moecl_verify.numeric.gate_trace import GateTrace
+from moecl_verify.numeric.moe import MoEConfig
+from moecl_verify.numeric.pool import TaskPool
+from moecl_verify.numeric.seeding import generator_for
+
+CTX = Context(budget=BUDGETS["smoke"], seed=0)
+
+
+def test_claims_register_with_interpretations():
+    for cid in ("lemma1", "lemma5", "lemma7", "lemma8", "lemma9"):
+        claim = _REGISTRY[cid]
+        assert claim.interpretations and claim.slips is not None
+    # Each claim is registered by the module named for it.
+    for module in (lemma1, lemma5, lemma7, lemma8, lemma9):
+        assert _REGISTRY[module.__name__.rpartition(".")[2]].measure.__module__ == module.__name__
+    # Lemmas 1 and 7 show the same readings (the sweep's and their own).
+    assert _REGISTRY["lemma1"].interpretations == _REGISTRY["lemma7"].interpretations == sweep.SIGNAL_INTERPRETATIONS
+
+
+def test_wilson_matches_hand_values():
+    lo, hi = entries.wilson(5, 10, level=0.95)  # textbook: (0.2366, 0.7634)
+    assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)
+    z2 = NormalDist().inv_cdf(0.975) ** 2
+    assert entries.wilson(0, 10, level=0.95) == (pytest.approx(0.0, abs=1e-12), pytest.approx(z2 / (10 + z2)))
+
+
+def test_batched_fit_recovers_manufactured_exponents():
+    sigma0 = list(sweep.SIGMA0)
+    rng = np.random.default_rng(1)
+    # y = 3 sigma0^0.75 times a unit-mean factor: mean exponent 0.75.
+    samples = [3 * s**0.75 * rng.exponential(1.0, 400) for s in sigma0]
+    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"))
+    assert fit.low < 0.75 < fit.high and fit.high - fit.low < 0.2
+    assert decide_scaling(fit, "O", 1.0)[0] == "refuted"
+    # 90% quantiles of U(0, sigma0^-0.25) scale like sigma0^-0.25, whatever the mean does.
+    samples = [s**-0.25 * rng.random(400) for s in sigma0]
+    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), q=0.9)
+    assert fit.low < -0.25 < fit.high
+    assert fit.means[0] == pytest.approx(np.quantile(samples[0], 0.9))
+
+
+def test_hoeffding_epsilon_solves_the_bound():
+    eps, ratio = lemma8.hoeffding_epsilon()
+    M, eta, delta = 6, 0.1, 0.1
+    sym = {str(x): x for x in eps.free_symbols | ratio.free_symbols}
+    e = float(eps.subs({sym["M"]: M, sym["eta"]: eta, sym["delta"]: delta}))
+    assert 2 * M * math.exp(-2 * e**2 * M / eta) == pytest.approx(delta)
+    want = math.sqrt(M * math.log(2 * M / delta) / 2)
+    assert float(ratio.subs({sym["M"]: M, sym["delta"]: delta})) == pytest.approx(want)
+
+
+def test_wrong_sign_probability_closed_form_and_monte_carlo():
+    # int_0^1 Phi(-beta a) d beta = (a Phi(-a) - phi(a) + phi(0)) / a, by parts.
+    nd = NormalDist()
+    V = np.array([[3.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    st, s = 0.1, sweep.BASE["s"]
+    want = 0.0
+    for v in V:
+        a = np.linalg.norm(v) / (st * math.sqrt(s - 1))
+        want += (a * nd.cdf(-a) - nd.pdf(a) + nd.pdf(0)) / a / len(V)
+    assert lemma7.wrong_sign_probability(V, st) == pytest.approx(want, rel=1e-9)
+    # Definition 1 directly: beta v + (s-1) Gaussian columns, sign of <xbar, v>.
+    rng = np.random.default_rng(2)
+    n = 200_000
+    task = rng.integers(0, 2, n)
+    beta = 1 - rng.random(n)
+    noise = st * rng.standard_normal((n, s - 1, 3)).sum(axis=1)
+    xbar = beta[:, None] * V[task] + noise
+    frac = np.mean(np.einsum("nd,nd->n", xbar, V[task]) <= 0)
+    assert abs(frac - want) < 5 * math.sqrt(want / n)
+
+
+def test_noise_sum_probability_against_monte_carlo():
+    rng = np.random.default_rng(3)
+    s, d = sweep.BASE["s"], sweep.BASE["d"]
+    sums = 0.1 * rng.standard_normal((100_000, (s - 1) * d)).sum(axis=1)
+    for sigma0 in (0.0125, 0.003125):
+        p = lemma1.noise_sum_probability(sigma0, 0.1)
+        assert abs(np.mean(np.abs(sums) < s * d * sigma0) - p) < 0.01
+    assert lemma1.noise_sum_probability(0.003125, 0.003125 / 4) == pytest.approx(1.0)
+
+
+def _hand_trace():
+    """R = 1, T = 2, M = 2, d = 2, N = 2, T1 = 1: every summary is computable by hand."""
+    theta = np.zeros((1, 3, 2, 2))
+    theta[0, 1] = [[-0.2, 0.1], [0.1, 0.0]]  # theta after round 1
+    theta[0, 2] = theta[0, 1]
+    return GateTrace(
+        tasks=np.array([[0, 1]]), chosen=np.array([[0, 1]]), theta=theta,
+        h=np.zeros((1, 2, 2)), pi=np.full((1, 2, 2), 0.5), xbar=np.array([[[1.0, 0.5], [0.0, 1.0]]]),
+        noise_sum=np.array([[[0.0, 0.5], [2.0, -1.0]]]), beta=np.array([[1.0, 1.0]]),
+        delta=np.array([[0.04, 0.0]]), coef_loc=np.array([[0.02, 0.0]]), coef_aux=np.array([[0.3, 0.1]]),
+        counts=np.array([[[1.0, 0.0], [1.0, 1.0]]]), applied=np.array([[True, True]]),
+        freeze_round=np.array([0]), eta=1.0)
+
+
+def test_summaries_on_a_hand_built_trace():
+    trace = _hand_trace()
+    pool = TaskPool(W=np.eye(2), V=np.array([[1.0, 0.0], [1.0, 1.0]]))
+    cfg = MoEConfig(M=2, eta=1.0, alpha=0.5, lam=0.0, Gamma=0.0, T1=1)
+    out = sweep.summarize(trace, pool, cfg, sigma0=1.0, pick_rng=np.random.default_rng(0))
+    # Lemma 1 at round 2: expert gaps |theta . (2, -1)| = |-0.5| and |0.2|; the printed bound max|theta| |sum a|.
+    assert out["l1_gap_q90"][0] == pytest.approx(np.quantile([0.5, 0.2], 0.9))
+    assert out["l1_printed_fails"][0] == pytest.approx(1.0)  # 0.5 > 0.2 * 1 and 0.2 > 0.1 * 1
+    # Lemma 7 at round 1 (routed expert 0, task 0): step (-0.2, 0.1) on v_0 = -0.2 (right sign), on v_1 = -0.1;
+    # the other expert's step (0.1, 0) on v_0 = 0.1 (right sign).
+    assert out["l7_routed_own_wrong"][0] == 0 and out["l7_routed_any_wrong"][0] == 0
+    assert out["l7_others_own_wrong"][0] == 0
+    assert out["l7_mag_routed"][0] == pytest.approx(0.2) and out["l7_mag_others"][0] == pytest.approx(0.1)
+    # Lemmas 8, 9 at T1 = 1: counts (1, 0); theta_1 = 0.
+    assert out["l8_dev_max"][0] == pytest.approx(0.5) and out["l9_count_spread"][0] == 1
+    assert out["l9_theta_gap"][0] == 0.0
+    # Lemma 5: ||grad_k|| = coef |1{k = m_t} - pi_k| ||xbar||_inf; round 1: (0.32 * 0.5 * 1) for both experts.
+    assert out["l5_p1_task_min"][0] == pytest.approx(0.16) and out["l5_p1_aux_min"][0] == pytest.approx(0.15)
+    assert out["l5_p2_task_max"][0] == pytest.approx(0.05)
+
+
+def test_sign_flips_exactly_when_the_summed_features_oppose_the_signal():
+    # A real (small) run: the routed expert's step on v_{n_t} is negative iff <xbar_t, v_{n_t}> > 0.
+    from moecl_verify.numeric.gate_trace import run_gate_trace
+    from moecl_verify.numeric.moe import draw_moe
+
+    sigma0 = 0.05
+    pool = sweep.pool_for(0, sigma0)
+    cfg = sweep.config_for(sigma0, 1.0)
+    draws = draw_moe(generator_for(0, "sign"), pool, R=20, T=cfg.exploration_rounds, s=6, M=6, sigma_t=0.3)
+    tr = run_gate_trace(pool, draws, cfg)
+    j = np.arange(tr.T)
+    rows = np.arange(tr.R)[:, None]
+    step = tr.theta[:, 1:] - tr.theta[:, :-1]
+    v = pool.V[tr.tasks]
+    routed = np.einsum("rtd,rtd->rt", step[rows, j[None, :], tr.chosen], v)
+    along = np.einsum("rtd,rtd->rt", tr.xbar, v)
+    assert (along <= 0).any()  # the sigma_t chosen makes wrong signs occur
+    np.testing.assert_array_equal(routed < 0, along > 0)
+
+
+def _result(part, verdict, c):
+    return ClaimResult(id="x", source="s", kind="scaling", form="stated", verdict=verdict, expected=1.0, observed=0.0,
+                       stderr=0.1, p_value=None, false_fail_rate=0.01, min_detectable=0.1,
+                       config={"part": f"{part}, c = {c:g}", "hidden_constant": c}, evidence="e")
+
+
+def test_reconcile_and_refuted_everywhere():
+    mixed = entries.reconcile([_result("a", "refuted", 1.0), _result("a", "confirmed", 0.5),
+                               _result("b", "refuted", 1.0), _result("b", "refuted", 0.5)])
+    assert [r.verdict for r in mixed] == ["inconclusive", "confirmed", "refuted", "refuted"]
+    assert entries.refuted_at_every_constant(mixed, "a") == []
+    assert len(entries.refuted_at_every_constant(mixed, "b")) == 2
+
+
+def test_probability_entry_follows_the_trend():
+    rng = np.random.default_rng(4)
+    n = 400
+    growing = [s**-0.5 * rng.exponential(1.0, n) for s in sweep.SIGMA0]  # gap / sigma0^1.5 grows: P falls
+    shrinking = [s**0.5 * rng.exponential(1.0, n) for s in sweep.SIGMA0]  # P climbs to 1
+    flat = [rng.exponential(1.0, n) for _ in sweep.SIGMA0]
+    assert lemma1.probability_entry(CTX, "fixed", 1.0, growing).verdict == "refuted"
+    assert lemma1.probability_entry(CTX, "fixed", 1.0, shrinking).verdict == "confirmed"
+    assert lemma1.probability_entry(CTX, "fixed", 1.0, flat).verdict == "inconclusive"
+
+
+def test_exact_steps_of_lemma1():
+    verdicts = {r.config["part"]: r.verdict for r in lemma1._exact_lemma1(0.3)}
+    assert verdicts["proof: abs(theta^T a) <= max_j theta_j abs(sum_j a_j)"] == "refuted"
+    assert verdicts["proof: Hoeffding's failure term is o(1)"] == "refuted"
+    fixed, scaled = (v for k, v in verdicts.items() if k.startswith("proof: the summed noise"))
+    assert (fixed, scaled) == ("refuted", "confirmed")
+
+
+def test_same_seed_same_summaries():
+    cfg = sweep.config_for(0.05, 1.0)
+    kw = dict(pool=sweep.pool_for(0, 0.05), cfg=cfg, size=3, T=2 * cfg.exploration_rounds, sigma_t=0.1, sigma0=0.05,
+              key=("k",), index=0)
+    a, b = sweep.exploration_chunk(seed=0, **kw), sweep.exploration_chunk(seed=0, **kw)
+    other = sweep.exploration_chunk(seed=1, **kw)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert not np.array_equal(a["l9_theta_gap"], other["l9_theta_gap"])

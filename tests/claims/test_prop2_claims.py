@@ -1,0 +1,44 @@
+"""Proposition 2 through the scaling mechanism, and the rule for hidden constants."""
+
+from moecl_verify.checks import runner
+from moecl_verify.checks.scaling import reconcile_constants
+
+
+def test_reconcile_constants():
+    assert reconcile_constants({1.0: "refuted", 0.5: "confirmed"}) == {1.0: "inconclusive", 0.5: "confirmed"}
+    assert reconcile_constants({1.0: "refuted", 0.5: "refuted"}) == {1.0: "refuted", 0.5: "refuted"}
+    assert reconcile_constants({1.0: "refuted", 0.5: "inconclusive"}) == {1.0: "refuted", 0.5: "inconclusive"}
+
+
+def test_prop2_smoke():
+    run = runner.run(["prop2.*"], budget="smoke", seed=0)
+    assert len(run.results) == 6
+    for res in run.results:
+        means = [m["mean_gap"] for m in res.config["means"]]
+        assert means[0] > means[-1]  # gaps shrink with sigma0
+    by_t2 = {r.config["hidden_constant"]: r.verdict for r in run.results if r.id == "prop2.t2"}
+    assert "refuted" not in by_t2.values() or "confirmed" not in by_t2.values()
+
+
+def test_a_slip_per_gap_refuted_at_every_constant():
+    from moecl_verify.checks.claims.router.prop2 import slips
+    from moecl_verify.checks.model import ClaimResult
+
+    def entry(part, c, verdict):
+        return ClaimResult(id="prop2.t1", source="-", kind="scaling", form="stated", verdict=verdict, expected=1.75,
+                           observed=1.2, stderr=0.01, p_value=None, false_fail_rate=0.01, min_detectable=0.15,
+                           config={"part": f"{part}, c = {c:g}", "hidden_constant": c, "exponent_interval": [1.1, 1.3],
+                                   "local_exponents": [1.5, 1.0], "sigma0_range": [0.00625, 0.4]}, evidence="e")
+
+    found = slips([entry("within a set at t1", 1.0, "refuted"), entry("within a set at t1", 0.5, "refuted"),
+                   entry("between sets at t1", 1.0, "refuted"), entry("between sets at t1", 0.5, "inconclusive")])
+    assert [s.id for s in found] == ["prop2.within_set_gap_exponent"]
+    assert "0.00625" in found[0].holds
+
+
+def test_bounded_chunk_size():
+    from moecl_verify.numeric.chunks import bounded_chunk_size
+
+    assert bounded_chunk_size(100, 10, 6, cap=1000) == 1000
+    assert bounded_chunk_size(6840, 10, 6, cap=1000, budget=2 * 8 * 6840 * 60 * 7) == 7
+    assert bounded_chunk_size(10**7, 10, 6, cap=1000) == 1

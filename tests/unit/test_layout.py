@@ -1,0 +1,231 @@
+"""The package's shape: one import package, layers that only look down, no cycles, claims named as their ids.
+
+Imports are read from the source with ``ast``, including those inside functions, so an import hidden in a
+function body cannot sneak a cycle or an upward dependency past this test.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import moecl_verify
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYER_ORDER = ("theory", "numeric", "checks", "reports")  # then the application, moecl_verify itself
+P = "moecl_verify"
+
+
+def _package_dirs() -> dict[str, Path]:
+    """Installed package name -> its folder, from the imported package (so an editable install is read too)."""
+    dirs = {P: Path(moecl_verify.__file__).parent}
+    for layer in LAYER_ORDER:
+        dirs[f"{P}.{layer}"] = Path(importlib.import_module(f"{P}.{layer}").__file__).parent
+    return dirs
+
+
+def _modules() -> dict[str, Path]:
+    """Every first-party module name -> its source file."""
+    found = {}
+    for package, folder in _package_dirs().items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            # The application folder holds only its own modules; the layers are mapped in from their folders.
+            if package == P and len(parts) > 1:
+                continue
+            found[".".join([package, *parts])] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The first-party module an imported name refers to (a module, or the package holding a name)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(module: str) -> set[str]:
+    """First-party modules that ``module`` imports anywhere in its source (top level or inside functions)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [_resolve(a.name) for a in node.names if a.name.startswith(P)]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{module}: relative import; the layout test reads absolute imports only"
+            base = node.module or ""
+            if not base.startswith(P):
+                continue
+            # ``from package import module`` is an edge to the module; ``from module import name`` to the module.
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else _resolve(base) for a in node.names]
+        else:
+            continue
+        out.update(t for t in targets if t and t != module)
+    return out
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in LAYER_ORDER:
+        return LAYER_ORDER.index(parts[1])
+    return len(LAYER_ORDER)  # the application
+
+
+def test_modules_were_found_in_every_layer():
+    layers = {_layer(m) for m in MODULES}
+    assert layers == set(range(len(LAYER_ORDER) + 1))
+    assert f"{P}.cli" in MODULES and f"{P}.checks.runner" in MODULES and f"{P}.numeric.moe" in MODULES
+
+
+def test_the_import_reader_sees_imports_inside_functions():
+    # moecl_verify.cli imports the renderers inside functions only.
+    assert any(m.startswith(f"{P}.reports.") for m in GRAPH[f"{P}.cli"])
+
+
+def test_a_layer_never_imports_a_higher_one():
+    upward = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() for t in targets if _layer(t) > _layer(m))
+    assert upward == []
+
+
+def test_no_import_cycles():
+    """Tarjan's strongly connected components over the module graph: every component is a single module."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def _is_claim_module(module: str) -> bool:
+    return module.startswith(f"{P}.checks.claims.") and not MODULES[module].name == "__init__.py"
+
+
+def test_claims_import_no_other_claim_and_experiments_import_no_claim():
+    bad = []
+    for module, targets in GRAPH.items():
+        for t in targets:
+            if _is_claim_module(t) and (module.startswith(f"{P}.checks.claims.") or
+                                        module.startswith(f"{P}.checks.experiments")):
+                bad.append(f"{module} -> {t}")
+    assert bad == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    bad = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(P):
+                bad += [f"{module}: from {node.module} import {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+            # module._private attribute access on an imported first-party module
+        text = path.read_text(encoding="utf-8")
+        for alias in re.findall(rf"^\s*from {re.escape(P)}[\w.]* import (\w+)", text, flags=re.M):
+            bad += [f"{module}: {alias}.{m}" for m in re.findall(rf"\b{alias}\.(_[a-z]\w*)\(", text)]
+    assert bad == []
+
+
+def test_claim_modules_are_named_for_their_ids():
+    from moecl_verify.checks.registry import all_claims, claim_modules
+
+    claims = all_claims()
+    by_module: dict[str, list[str]] = {}
+    for claim in claims:
+        by_module.setdefault(claim.measure.__module__, []).append(claim.id)
+    wrong = [f"{module}: {ids}" for module, ids in by_module.items()
+             for i in ids if i.split(".")[0] != module.rpartition(".")[2]]
+    assert wrong == []
+    # Every module under claims/ registers at least one claim, and every claim comes from there.
+    assert set(claim_modules()) == set(by_module)
+    assert len(claims) >= 44
+
+
+def test_pyproject_lists_every_package_folder():
+    """setuptools installs only the packages pyproject.toml names; a folder missing there would vanish
+    from a non-editable install."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = set(config["packages"])
+    mapping = config["package-dir"]
+    expected = set()
+    for package, folder in mapping.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            if package == P and rel.parts:
+                continue
+            expected.add(".".join([package, *rel.parts]))
+    assert listed == expected
+
+
+def test_no_generic_top_level_package_is_importable_from_the_install():
+    """Only moecl_verify is installed: the layer folders are not importable under their own names
+    (run from outside the checkout, so the current directory cannot stand in for an install)."""
+    import subprocess
+
+    code = ("import importlib.util as u, sys; "
+            "print([n for n in ('theory', 'numeric', 'checks', 'reports') if u.find_spec(n)])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_a_built_wheel_holds_only_moecl_verify(tmp_path):
+    import subprocess
+    import zipfile
+
+    # Built from a copy, so the build leaves nothing in the checkout.
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".ci-venv",
+                                                                ".moecl-cache", "report", "out"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+                   check=True, capture_output=True)
+    wheel = next(tmp_path.glob("moecl_verify-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert top == {"moecl_verify"}
+    for module in ("moecl_verify/cli.py", "moecl_verify/theory/prop4.py", "moecl_verify/numeric/moe.py",
+                   "moecl_verify/checks/registry.py", "moecl_verify/reports/markdown.py"):
+        assert module in names
+    # Every claim module of the checkout is in the wheel.
+    claims = [f"moecl_verify/checks/claims/{p.relative_to(ROOT / 'checks' / 'claims').as_posix()}"
+              for p in (ROOT / "checks" / "claims").rglob("*.py")]
+    assert set(claims) <= set(names)
