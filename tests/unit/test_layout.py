@@ -229,3 +229,12 @@ def test_a_built_wheel_holds_only_moecl_verify(tmp_path):
     claims = [f"moecl_verify/checks/claims/{p.relative_to(ROOT / 'checks' / 'claims').as_posix()}"
               for p in (ROOT / "checks" / "claims").rglob("*.py")]
     assert set(claims) <= set(names)
+
+
+def test_running_from_the_checkout_imports_the_installed_package():
+    """A folder named moecl_verify at the root would shadow the install whenever Python runs there."""
+    import subprocess
+
+    assert not (ROOT / "moecl_verify").exists()
+    code = "import moecl_verify.numeric.moe, moecl_verify.cli, moecl_verify.reports.diff"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
