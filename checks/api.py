@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from moecl_verify.checks import stats
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.checks.registry import get
-from moecl_verify.checks.runner import DEFAULT_FAMILY_RATE, decide, entry_p
+from moecl_verify.checks.decide import decide_claims, is_exact
+from moecl_verify.checks.runner import DEFAULT_FAMILY_RATE
 from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, ResultCache
 from moecl_verify.numeric.chunks import ChunkRunner
 
@@ -106,18 +106,14 @@ def check(
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     claim = get(claim_id)
     measured = _measure(claim, _context(budget, seed))
-    measurements = [m for m in measured if not isinstance(m, ClaimResult)]
-    p_values = [entry_p(m) for m in measurements]
-    if false_fail_rates is None:
-        thresholds = list(stats.holm(p_values, family_rate).thresholds)
-    else:
-        keys = [entry_key(m.form, m.config) for m in measurements]
+    thresholds = None
+    if false_fail_rates is not None:
+        keys = [entry_key(m.form, m.config) for m in measured if not is_exact(m)]
         false_fail_rates = {k: v for k, v in false_fail_rates.items() if v is not None}
         missing = [k for k in keys if k not in false_fail_rates]
         if missing:
             raise ValueError(f"false_fail_rates lacks entries {missing}")
         thresholds = [false_fail_rates[k] for k in keys]
-    decided = iter(decide(m, th, p <= th) for m, th, p in zip(measurements, thresholds, p_values))
-    results = tuple(m if isinstance(m, ClaimResult) else next(decided) for m in measured)
+    results = tuple(decide_claims([measured], family_rate, thresholds)[0])
     slips = tuple(claim.slips(list(results))) if claim.slips else ()
     return ClaimCheck(claim_id, budget, seed, results, slips)

@@ -38,7 +38,9 @@ from typing import Any
 
 import numpy as np
 
+from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.scaling import ScalingFit
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.cache import ResultCache
 
@@ -46,7 +48,8 @@ FORMAT = 1
 # The layers of moecl_verify whose code a claim's measurements can depend on.
 LAYERS = ("theory", "numeric", "checks")
 _RECORDS = {"measurement": Measurement, "result": ClaimResult, "horizon": HorizonTest, "meantest": MeanTest,
-            "slip": Slip}
+            "slip": Slip, "proportion": ProportionEvidence, "proportion_row": ProportionRow,
+            "scaling": ScalingEvidence, "scaling_fit": ScalingFit}
 _TAGS = {cls: tag for tag, cls in _RECORDS.items()}
 
 

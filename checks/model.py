@@ -89,6 +89,9 @@ class ClaimResult:
     horizons: list = field(default_factory=list)
     formula: str = ""
     difference: str = ""
+    # Which kind of evidence decided it: mean, criterion, proportion, scaling (under the run's Holm
+    # family, :mod:`moecl_verify.checks.decide`) or exact (sympy, rational arithmetic, a stated reason).
+    evidence_type: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -214,4 +217,5 @@ def exact_result(
         config={"features": "-", "part": part, **config},
         evidence=evidence,
         formula=formula,
+        evidence_type="exact",
     )

@@ -24,6 +24,7 @@ of each hidden constant of the hyperparameters to show its effect.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,8 @@ class ScalingFit:
     # Interval on (local exponent over the three largest sigma0) - (over the three smallest).
     curvature_low: float | None = None
     curvature_high: float | None = None
+    # Standard deviation of the bootstrap exponents: the exponent's standard error.
+    stderr: float = math.nan
 
     def summary(self) -> dict:
         """What a results entry records of the fit (JSON-ready): the report's scaling table reads it."""
@@ -126,6 +129,7 @@ def fit_exponent(
         replicates=min(s.size for s in data),
         curvature_low=curvature[0],
         curvature_high=curvature[1],
+        stderr=float(np.std(boot, ddof=1)),
     )
 
 
@@ -143,7 +147,8 @@ def local_exponents(fit: ScalingFit) -> tuple[float, float]:
     return _slope(x[:3], y[:3])[0], _slope(x[-3:], y[-3:])[0]
 
 
-def _satisfies(law: str, e: float, k: float, tolerance: float) -> bool:
+def satisfies(law: str, e: float, k: float, tolerance: float) -> bool:
+    """Whether an exponent ``e`` is consistent with ``law(sigma0^k)`` within ``tolerance``."""
     if law == "O":
         return e >= k - tolerance
     if law == "Omega":
@@ -164,16 +169,22 @@ def decide_scaling(fit: ScalingFit, law: str, k: float, tolerance: float = 0.1) 
     sigma0 violates the claim.  The guard only ever withdraws a verdict.
     """
     verdict, reason = _decide_interval(fit, law, k, tolerance)
+    return curvature_guard(fit, law, k, tolerance, verdict, reason)
+
+
+def curvature_guard(fit: ScalingFit, law: str, k: float, tolerance: float, verdict: str,
+                    reason: str) -> tuple[str, str]:
+    """Withdraw a verdict the curve bends against (see :func:`decide_scaling`); never creates one."""
     if len(fit.sigma0) < 4 or verdict not in ("refuted", "confirmed"):
         return verdict, reason
     early, late = local_exponents(fit)
     bend = f"local exponent {early:.2f} over the three largest sigma0, {late:.2f} over the three smallest"
     bends = fit.curvature_low is not None and (fit.curvature_low > 0 or fit.curvature_high < 0)
     toward = abs(late - k) < abs(early - k) - tolerance and bends
-    if verdict == "refuted" and (_satisfies(law, late, k, tolerance) or toward):
+    if verdict == "refuted" and (satisfies(law, late, k, tolerance) or toward):
         return "inconclusive", (f"{reason}, but the {bend} moves toward the claimed {k}: the sweep may not reach "
                                 "the asymptotic regime")
-    if verdict == "confirmed" and not _satisfies(law, late, k, tolerance):
+    if verdict == "confirmed" and not satisfies(law, late, k, tolerance):
         return "inconclusive", f"{reason}, but the {bend} violates the claim at the small-sigma0 end"
     return verdict, f"{reason}; {bend}"
 
@@ -215,9 +226,15 @@ def reconcile_constants(verdicts: dict[float, str]) -> dict[float, str]:
     return dict(verdicts)
 
 
+def constant_group(part: str) -> str:
+    """An entry's part without its trailing hidden constant ("..., c = 0.5" or "... c = 0.5"): entries that
+    measure the same quantity at different constants share it."""
+    return re.sub(r"(^|,?\s+)c = [^,]*$", "", part)
+
+
 def reconcile_entries(entries: list) -> list:
     """:func:`reconcile_constants` applied to results entries: entries whose config has a
-    ``hidden_constant`` are grouped by their ``part`` without the trailing ", c = ..."; a
+    ``hidden_constant`` are grouped by their ``part`` without the trailing "c = ..." (:func:`constant_group`); a
     refutation that another constant of its group confirms becomes ``inconclusive``, with the
     reason appended to its evidence.  Other entries pass through unchanged."""
     import dataclasses
@@ -226,7 +243,7 @@ def reconcile_entries(entries: list) -> list:
     groups: dict[str, list[int]] = {}
     for i, e in enumerate(entries):
         if "hidden_constant" in e.config:
-            groups.setdefault(e.config["part"].rsplit(", c =", 1)[0], []).append(i)
+            groups.setdefault(constant_group(e.config["part"]), []).append(i)
     for idx in groups.values():
         new = reconcile_constants({entries[i].config["hidden_constant"]: entries[i].verdict for i in idx})
         for i in idx:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
 
-SCHEMA_VERSION = 1
+# 2: every entry names the kind of evidence that decided it (evidence_type); 1 lacks it.
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 
 def as_document(run: RunResult) -> dict:
@@ -41,8 +43,8 @@ def write(run: RunResult, path: Path) -> Path:
 def load(path: Path) -> RunResult:
     """Read a results.json back, so reports can be re-rendered without recomputing."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    if doc.get("tool") != "moecl-verify" or doc.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: not a moecl-verify results file of schema {SCHEMA_VERSION}")
+    if doc.get("tool") != "moecl-verify" or doc.get("schema_version") not in READABLE_SCHEMAS:
+        raise ValueError(f"{path}: not a moecl-verify results file of schema {', '.join(map(str, READABLE_SCHEMAS))}")
     results = tuple(ClaimResult(**entry) for entry in doc["results"])
     slips = tuple(
         Slip(

@@ -6,6 +6,9 @@ each claim on tiny contexts), ``app`` (tests/app and tests/reports: the command 
 ``e2e`` (tests/e2e: one smoke run of every claim). ``slow`` marks the expensive ones in any tier.
 """
 
+import subprocess
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -38,3 +41,36 @@ def pytest_collection_modifyitems(config, items):
         folder = Path(str(item.fspath)).relative_to(root).parts[0]
         if folder in _TIERS:
             item.add_marker(getattr(pytest.mark, _TIERS[folder]))
+        # With pytest-xdist, every test of the shared smoke run goes to one worker, so the run is made once.
+        if "smoke_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("smoke-run"))
+
+
+@dataclass(frozen=True)
+class SmokeRun:
+    """One ``moecl-verify run`` of every claim at the smoke budget (seed 0), as a user starts it."""
+
+    root: Path
+    out: Path
+    cache: Path
+    process: subprocess.CompletedProcess
+
+    def result(self, prefix: str | tuple[str, ...] = ""):
+        """The run read back from results.json, restricted to claims whose id starts with ``prefix``."""
+        from moecl_verify.reports import results_json
+
+        run = results_json.load(self.out / "results.json")
+        return replace(run, results=tuple(r for r in run.results if r.id.startswith(prefix)))
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> SmokeRun:
+    """Computed once per test session and shared by the end-to-end tests and the claim tests that read a
+    whole smoke run."""
+    root = tmp_path_factory.mktemp("smoke-run")
+    out, cache = root / "out", root / "cache"
+    process = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", "smoke", "--seed", "0",
+                              "--format", "json,junit", "--quiet", "--cache-dir", str(cache),
+                              "--out", str(out)], capture_output=True, text=True, cwd=root, timeout=900)
+    assert process.returncode == 0, process.stderr
+    return SmokeRun(root, out, cache, process)

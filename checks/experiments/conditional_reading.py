@@ -14,7 +14,8 @@ per entry:
   sequences of each length at N = 2, M = 3 (> N), d = 2, s = 1 and orthonormal
   ground truths, in exact rational arithmetic (it cannot be shrunk in length);
 * the share of the simulation's realized sequences (Algorithm 1, the claim's
-  configuration) on which the bound fails, evaluated with the float oracle.
+  configuration, pool 0 of its pools) on which the bound fails, evaluated with
+  the float oracle.
 
 The entry is ``refuted`` when an exact violation exists, ``inconclusive``
 otherwise: exhaustive search on tiny sizes cannot confirm a universal bound.

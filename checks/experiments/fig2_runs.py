@@ -7,6 +7,10 @@ lambda = 0.3.  Unstated, with our defaults (report interpretations): Gamma =
 sigma0^1.25 (Algorithm 1's scaling with constant 1), v_n = 1.0 * w_n, beta_t
 ~ Uniform(0, 1], clustered pool with intra-cluster offsets sigma0^1.5.
 
+Task pools are an outer level of the design (:mod:`checks.experiments.pools`): pool k is drawn from
+``generator_for(POOL_SEED, "fig2", "pool", k)`` (i.i.d. pools: ``..., "pool", "iid", k``), independently of
+the replicate seed; the replicates of pool k draw from ``ctx.seed`` with the pool index in their key.
+
 Also here: the readings of the Figure 2 model (``INTERPRETATIONS``), which Figures 4-5 reuse (Appendix A.4
 uses "the same synthetic data generation").
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.model_readings import BETA_DISTRIBUTION, SIGMA0_CONVENTION
+from moecl_verify.checks.experiments.pools import POOL_SEED, POOLS
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool, make_pool
@@ -26,6 +31,13 @@ FIG2 = dict(
     Gamma=SIGMA0**1.25, signal_scale=1.0, beta_max=1.0, features="definition1",
 )
 REPLICATES = {"smoke": 20, "standard": 100, "full": 400}
+# What every claim measured on these pools says in its notes.
+POOL_NOTE = (
+    "Measured on " + ", ".join(f"{k} task pools at the {budget} budget" for budget, k in POOLS.items())
+    + f", drawn independently of the replicate seed (pool seed {POOL_SEED}); each pool is its own entry (part "
+    "'pool k'), a refutation names the pool it was found on, and confirmed means the statement holds on the "
+    "pools tried."
+)
 
 INTERPRETATIONS = (
     SIGMA0_CONVENTION,
@@ -91,17 +103,23 @@ INTERPRETATIONS = (
 )
 
 
-def pool(ctx: Context, signal_scale: float, clustered: bool = True):
+def pool(ctx: Context, signal_scale: float, clustered: bool = True, pool: int = 0):
+    """Task pool number ``pool`` (k >= 0), drawn from POOL_SEED, never from the replicate seed: every ``--seed``
+    sees the same pools.  ``ctx`` is kept for the callers' signature; the pool does not depend on it."""
+    return _draw_pool(signal_scale, clustered, pool)
+
+
+def _draw_pool(signal_scale: float, clustered: bool, k: int):
     if not clustered:
         return make_pool(
-            generator_for(ctx.seed, "fig2", "pool", "iid"),
+            generator_for(POOL_SEED, "fig2", "pool", "iid", k),
             N=FIG2["N"],
             d=FIG2["d"],
             sigma0=FIG2["sigma0"],
             signal_scale=signal_scale,
         )
     return make_clustered_pool(
-        generator_for(ctx.seed, "fig2", "pool"),
+        generator_for(POOL_SEED, "fig2", "pool", k),
         N=FIG2["N"],
         K=FIG2["K"],
         d=FIG2["d"],
@@ -116,14 +134,17 @@ def moe_config(M: int, termination: bool) -> MoEConfig:
     )
 
 
-def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True):
-    """One configuration; draws keyed by M only, so with and without termination share them (paired)."""
+def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True,
+        pool: int = 0):
+    """One configuration on task pool ``pool``; replicate draws keyed by (M, pool) only, so with and without
+    termination share them (paired), as do the feature-signal scales and the clustered and i.i.d. pools."""
 
     def compute():
         R = REPLICATES[ctx.budget.name]
-        label = f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
+        label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
+                 f" pool {pool}")
         return simulate_moe(
-            pool(ctx, signal_scale, clustered),
+            _draw_pool(signal_scale, clustered, pool),
             moe_config(M, termination),
             R=R,
             T=FIG2["T"],
@@ -132,10 +153,10 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             sigma_t=FIG2["sigma_t"],
             beta_max=FIG2["beta_max"],
             seed=ctx.seed,
-            key=("fig2", M),
+            key=("fig2", M, pool),
             chunk_size=100,
             progress=lambda done, total: ctx.progress(label, done, total),
             runner=ctx.runner,
         )
 
-    return ctx.shared(("fig2", M, termination, signal_scale, clustered, ctx.seed, ctx.budget.name), compute)
+    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name), compute)

@@ -7,6 +7,11 @@ sigma0^1.5} (<= lambda).  All Gamma values share the same draws (paired
 comparisons).  Unstated and chosen: T = 2000, eta = 0.5, alpha = 0.5 (as
 Figure 2), v_n = w_n, M = 5 and K = 3 for Figure 5 as for Figure 4.
 
+Task pools are an outer level of the design (:mod:`checks.experiments.pools`): pool k is drawn from
+``generator_for(POOL_SEED, "fig45", "pool", N, k)``, independently of the replicate seed; the replicates of
+pool k draw from ``ctx.seed`` with the pool index in their key.  Each pool is its own entry (``part``
+"pool k", config ``pool``, ``pool_seed``).
+
 Also here: the readings both figures report (Figure 2's model readings and the two of Appendix A.4), the
 paired margin, the freeze table and the entry both figures' claims build.
 """
@@ -19,6 +24,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.fig2_runs import INTERPRETATIONS as MOE_INTERPRETATIONS
+from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
@@ -51,27 +57,36 @@ INTERPRETATIONS = MOE_INTERPRETATIONS + (
 )
 
 
-def run(ctx: Context, N: int, gamma_name: str):
+def task_pool(N: int, pool: int = 0):
+    """Task pool number ``pool`` (k >= 0) of N tasks, drawn from POOL_SEED, never from the replicate seed."""
+    return make_clustered_pool(
+        generator_for(POOL_SEED, "fig45", "pool", N, pool), N=N, K=BASE["K"], d=BASE["d"], sigma0=BASE["sigma0"]
+    )
+
+
+def run(ctx: Context, N: int, gamma_name: str, pool: int = 0):
+    """One Gamma on task pool ``pool`` (drawn from POOL_SEED); replicate draws keyed by (N, pool) only, so every
+    Gamma shares them (paired comparisons)."""
+
     def compute():
-        pool = make_clustered_pool(
-            generator_for(ctx.seed, "fig45", "pool", N), N=N, K=BASE["K"], d=BASE["d"], sigma0=BASE["sigma0"]
-        )
+        tasks = task_pool(N, pool)
         cfg = MoEConfig(M=BASE["M"], eta=BASE["eta"], alpha=BASE["alpha"], lam=BASE["lam"], Gamma=GAMMAS[gamma_name])
+        label = f"fig{4 if N == FIG4_N else 5} Gamma={gamma_name} pool {pool}"
         return simulate_moe(
-            pool,
+            tasks,
             cfg,
             R=REPLICATES[ctx.budget.name],
             T=BASE["T"],
             s=BASE["s"],
             sigma_t=BASE["sigma_t"],
             seed=ctx.seed,
-            key=("fig45", N),  # the same draws for every Gamma: paired comparisons
+            key=("fig45", N, pool),  # the same draws for every Gamma: paired comparisons
             chunk_size=100,
-            progress=lambda done, total: ctx.progress(f"fig{4 if N == FIG4_N else 5} Gamma={gamma_name}", done, total),
+            progress=lambda done, total: ctx.progress(label, done, total),
             runner=ctx.runner,
         )
 
-    return ctx.shared(("fig45", N, gamma_name, ctx.seed, ctx.budget.name), compute)
+    return ctx.shared(("fig45", N, gamma_name, pool, ctx.seed, ctx.budget.name), compute)
 
 
 def paired(label: str, a: np.ndarray, b: np.ndarray, extra: np.ndarray | None = None) -> HorizonTest:
@@ -81,12 +96,13 @@ def paired(label: str, a: np.ndarray, b: np.ndarray, extra: np.ndarray | None = 
     return HorizonTest(label, MeanTest(expected=0.0, observed=float(diff.mean()), stderr=se, n=int(diff.size)))
 
 
-def freeze_table(ctx: Context, N: int) -> list[dict]:
-    """When the gate froze, per Gamma: the reason a Gamma comparison can or cannot show an effect."""
+def freeze_table(ctx: Context, N: int, pool: int = 0) -> list[dict]:
+    """When the gate froze on task pool ``pool``, per Gamma: the reason a Gamma comparison can or cannot show an
+    effect."""
     rows = []
     T1 = MoEConfig(M=BASE["M"], eta=BASE["eta"], alpha=0, lam=0, Gamma=0).exploration_rounds
     for name in GAMMAS:
-        fr = run(ctx, N, name).freeze_round
+        fr = run(ctx, N, name, pool).freeze_round
         rows.append(
             {
                 "Gamma": name,
@@ -98,10 +114,11 @@ def freeze_table(ctx: Context, N: int) -> list[dict]:
     return rows
 
 
-def measurement(ctx, claim_id, source, criterion, tests, N) -> Measurement:
+def measurement(ctx, claim_id, source, criterion, tests, N, pool: int = 0) -> Measurement:
     config = dict(BASE)
     config.update(
-        N=N, Gammas=GAMMAS, replicates=REPLICATES[ctx.budget.name], seed=ctx.seed, freeze=freeze_table(ctx, N)
+        part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, N=N, Gammas=GAMMAS,
+        replicates=REPLICATES[ctx.budget.name], seed=ctx.seed, freeze=freeze_table(ctx, N, pool),
     )
     return Measurement(
         claim_id=claim_id,
@@ -111,7 +128,7 @@ def measurement(ctx, claim_id, source, criterion, tests, N) -> Measurement:
         config=config,
         tests=tuple(tests),
         scale=1.0,
-        formula=criterion,
+        formula=f"{criterion} [task pool {pool}, pool seed {POOL_SEED}]",
         rule="positive",
         horizon_name="case",
     )

@@ -18,30 +18,21 @@ An experiment, no claim: :mod:`checks.claims.router.prop1`, :mod:`~checks.claims
   both over sigma0 in {0.4, 0.2, ..., 0.00625} (prop2's sweep and two smaller
   values, 64x), hidden constant c in {1, 0.5}; N = 3, M = 6, d = 10, s = 6,
   v_n = w_n / sigma0, Definition 1 features;
-* the decision rule for "with probability 1 - o(1)" (below);
-* the chi-square tail probability (mpmath's regularized upper incomplete gamma);
-* entry builders for probability and scaling entries, one entry per hidden
-  constant, reconciled across constants as :func:`checks.scaling.reconcile_constants` does.
+* the failure-probability trend (log failure probability against log sigma0,
+  with a parametric-bootstrap standard error);
+* evidence builders for probability and scaling entries, one entry per hidden
+  constant; :mod:`moecl_verify.checks.decide` decides them under the run's
+  error control and reconciles them across constants;
 * the readings and notes these claims share (the signal-only matrix, no
   termination, the probability rule), and the slips of parts refuted at every
   hidden constant.
 
-Rule for "with probability at least 1 - o(1)" (issue 5).  Per sigma0 of the
-sweep: the fraction of replicates in which the event holds, with a 99% Wilson
-interval.  Let q(sigma0) be the failure probability and fit log q against
-log sigma0 (counts with +1/2, +1 continuity correction; 99% parametric
-bootstrap interval on the slope; a positive slope means failures become rarer
-as sigma0 shrinks).  At the smallest sigma0:
-
-* confirmed if the failure probability's upper bound is <= 0.05 (the event is
-  practically certain there), or if the slope's interval lies above 0 (the
-  probability rises toward 1 along the sweep) and the failure probability's
-  upper bound is <= 0.25;
-* refuted if the failure probability's lower bound is >= 0.1 and the slope's
-  upper bound is < 0.1 (failures stay bounded away from 0, or grow, as sigma0
-  shrinks);
-* inconclusive otherwise.
-
+"With probability at least 1 - o(1)" is :class:`moecl_verify.checks.evidence.ProportionEvidence`
+with ``claim="vanishing"``: per sigma0 of the sweep, the fraction of replicates in which the event
+holds; refuted only when, at the run's threshold, the failure probability at the smallest sigma0
+exceeds 0.1 and its exponent in sigma0 lies below 0.1 (failures stay bounded away from 0); confirmed
+when the failure probability's upper bound there is at most 0.05, or at most 0.25 with an exponent
+significantly above 0.
 A run too small to resolve either side ends inconclusive, never in a wrong verdict.
 """
 
@@ -50,14 +41,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import mpmath
 import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.gate_training import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
-from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_entries
+from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.scaling import fit_exponent
 from moecl_verify.numeric import phase_trace as pt
 from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
@@ -71,20 +62,18 @@ POST_T1 = 300  # rounds after T1 in the Algorithm 1 runs: ~100 arrivals per task
 STILL = 1e-20  # squared moves below STILL * mean ||w_n||^2 are no move; an exact fixed point of eq. (5) moves < 1e-28
 MIN_EXPECTED = 5.0  # chi-square cells need an expected count of at least 5
 ALGORITHM1_REPLICATES = {"smoke": 30, "standard": 200, "full": 1000}
-LEVEL = 0.99
-CONFIRM_FAILURE = 0.05  # failure upper bound at the smallest sigma0 that counts as "practically certain"
-RISING_FAILURE = 0.25  # ... that a rising probability must reach to be confirmed
-REFUTE_FAILURE = 0.1  # failure lower bound at the smallest sigma0 that counts as "bounded away from 1"
-FLAT_SLOPE = 0.1  # failure-probability exponent below which failures do not shrink with sigma0
+# "With probability 1 - o(1)" is decided by ProportionEvidence's "vanishing" rule (its module states the
+# thresholds on the failure probability and its exponent), at the threshold Holm gives the entry.
 
 
 PROBABILITY_RULE = Interpretation(
     id="router_phase.probability_rule",
     location="Propositions 1 and 3, Lemmas 13 and 15 ('with probability at least 1 - o(1)')",
     issue="o(1) is an asymptotic statement; a finite sweep cannot reach the limit.",
-    choice="Confirmed if at the smallest sigma0 the failure probability is <= 0.05 (99% Wilson upper bound), or "
-    "if it falls with sigma0 (fitted exponent of the failure probability > 0 with 99% confidence) and is <= "
-    "0.25; refuted if at the smallest sigma0 it is >= 0.1 and does not fall (exponent's upper end < 0.1).",
+    choice="At the false-fail rate the run's error control gives the entry: confirmed if at the smallest sigma0 the "
+    "failure probability's upper confidence bound is <= 0.05, or if it falls with sigma0 (fitted exponent of the "
+    "failure probability significantly > 0) and its upper bound is <= 0.25; refuted if at the smallest sigma0 it "
+    "is significantly above 0.1 and its exponent significantly below 0.1 (failures do not vanish).",
 )
 
 
@@ -107,8 +96,8 @@ SIGNAL_MATRIX = Interpretation(
 
 # The notes of Lemmas 13-15.
 PHASE_NOTES = ("Gate still training (no termination), prop2's runs at t1 replayed per round; one entry per hidden "
-               "constant c in {1, 0.5}; orderings as probabilities over replicates (99% Wilson), asymptotic steps as "
-               "fitted exponents (99% bootstrap).")
+               "constant c in {1, 0.5}; orderings as probabilities over replicates, asymptotic steps as fitted "
+               "exponents (bootstrap), decided under the run's error control.")
 
 
 # ----------------------------------------------------------------------------- simulations
@@ -216,7 +205,7 @@ def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
         a = _run_chunks(ctx, _algorithm1_chunk, pool, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
                         ("router_phase", "algorithm1", str(sigma0), str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
         routing = FrozenRouting(**{name: a[f"routing.{name}"] for name in _ROUTING_FIELDS})
-        p = np.array([chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
+        p = np.array([stats.chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
         return Algorithm1Summary(
             T1=cfg.exploration_rounds, stable=a["stable"], routed_single=a["routed_single"], unchanged=a["unchanged"],
             moved_share=a["moved_share"], median_relative_move=float(np.median(a["post_steps"])),
@@ -248,20 +237,6 @@ def phases(ctx: Context, c: float) -> dict:
 
 
 
-def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
-    """:func:`checks.stats.wilson` at this module's level."""
-    return stats.wilson(successes, trials, level)
-
-
-def chi2_sf(x: float, df: int) -> float:
-    """P(chi^2_df >= x) = Q(df/2, x/2), the regularized upper incomplete gamma (mpmath, exact to double)."""
-    if df < 1:
-        raise ValueError(f"df must be >= 1, got {df}")
-    if x <= 0:
-        return 1.0
-    return float(mpmath.gammainc(df / 2.0, x / 2.0, mpmath.inf, regularized=True))
-
-
 def chi2_uniform(counts: np.ndarray) -> tuple[float, int]:
     """Pearson's statistic of counts against equal cell probabilities, and its degrees of freedom."""
     counts = np.asarray(counts, dtype=float)
@@ -269,35 +244,12 @@ def chi2_uniform(counts: np.ndarray) -> tuple[float, int]:
     return float(((counts - expected) ** 2 / expected).sum()), int(counts.size - 1)
 
 
-@dataclass(frozen=True)
-class ProbabilityRow:
-    """The event held in ``successes`` of ``trials`` replicates at ``sigma0``."""
-
-    sigma0: float
-    successes: int
-    trials: int
-
-    @property
-    def probability(self) -> float:
-        return self.successes / self.trials
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson(self.successes, self.trials)
-
-    def as_dict(self) -> dict:
-        lo, hi = self.interval
-        return {"sigma0": self.sigma0, "successes": self.successes, "trials": self.trials,
-                "probability": self.probability, "low": lo, "high": hi}
-
-
 def _log_failure(failures: np.ndarray, trials: np.ndarray) -> np.ndarray:
     return np.log((failures + 0.5) / (trials + 1.0))
 
 
-def failure_slope(rows: list[ProbabilityRow], rng: np.random.Generator, resamples: int = 2000,
-                  level: float = LEVEL) -> tuple[float, float, float]:
-    """Slope of log q against log sigma0 (q the failure probability) with a parametric bootstrap interval."""
+def failure_slope(rows: list[ProportionRow], rng: np.random.Generator, resamples: int = 2000) -> tuple[float, float]:
+    """Slope of log q against log sigma0 (q the failure probability) and its parametric-bootstrap standard error."""
     x = np.log([r.sigma0 for r in rows])
     trials = np.array([r.trials for r in rows], dtype=float)
     failures = np.array([r.trials - r.successes for r in rows], dtype=float)
@@ -306,39 +258,15 @@ def failure_slope(rows: list[ProbabilityRow], rng: np.random.Generator, resample
     q = failures / trials
     boot = rng.binomial(trials.astype(np.int64)[None, :], q[None, :], size=(resamples, len(rows))).astype(float)
     fits = np.linalg.lstsq(A, _log_failure(boot, trials[None, :]).T, rcond=None)[0][0]
-    lo, hi = np.quantile(fits, [(1 - level) / 2, (1 + level) / 2])
-    return slope, float(lo), float(hi)
-
-
-def decide_probability(rows: list[ProbabilityRow], rng: np.random.Generator) -> tuple[str, str, tuple]:
-    """(verdict, reason, slope fit) for 'the event holds with probability 1 - o(1) as sigma0 -> 0' (module doc).
-    Values of sigma0 without a single testable replicate are left out; fewer than three left is inconclusive."""
-    rows = sorted((r for r in rows if r.trials > 0), key=lambda r: -r.sigma0)
-    if len(rows) < 3:
-        return "inconclusive", f"only {len(rows)} sigma0 value(s) with testable replicates", (math.nan,) * 3
-    smallest = rows[-1]
-    p_lo, p_hi = smallest.interval
-    q_lo, q_hi = 1 - p_hi, 1 - p_lo
-    fit = failure_slope(rows, rng)
-    slope, s_lo, s_hi = fit
-    where = f"at sigma0 = {smallest.sigma0:g} the failure probability is in [{q_lo:.3f}, {q_hi:.3f}] (99% Wilson)"
-    trend = f"failure-probability exponent {slope:.2f} [{s_lo:.2f}, {s_hi:.2f}] (99% bootstrap; > 0 = failures vanish)"
-    if q_hi <= CONFIRM_FAILURE:
-        return "confirmed", f"{where}, at most {CONFIRM_FAILURE}; {trend}", fit
-    if s_lo > 0 and q_hi <= RISING_FAILURE:
-        return "confirmed", f"the probability rises toward 1 as sigma0 shrinks: {trend}, and {where}", fit
-    if q_lo >= REFUTE_FAILURE and s_hi < FLAT_SLOPE:
-        return "refuted", (f"{where}, bounded away from 0, and failures do not shrink with sigma0: {trend} "
-                           f"(upper end below {FLAT_SLOPE})"), fit
-    return "inconclusive", f"{where}; {trend}: neither practically certain nor clearly bounded away from 1", fit
+    return slope, float(np.std(fits, ddof=1))
 
 
 # ----------------------------------------------------------------------------- entries
 
 
-def probability_rows(events: dict[float, np.ndarray]) -> list[ProbabilityRow]:
-    """{sigma0: per-replicate booleans} -> one ProbabilityRow per sigma0."""
-    return [ProbabilityRow(s0, int(np.sum(e)), int(np.size(e))) for s0, e in events.items()]
+def probability_rows(events: dict[float, np.ndarray]) -> list[ProportionRow]:
+    """{sigma0: per-replicate booleans} -> one row per sigma0."""
+    return [ProportionRow(s0, int(np.sum(e)), int(np.size(e))) for s0, e in events.items()]
 
 
 def by_sigma0(values: dict, name: str) -> list[dict]:
@@ -346,61 +274,43 @@ def by_sigma0(values: dict, name: str) -> list[dict]:
     return [{"sigma0": s0, **(v if isinstance(v, dict) else {name: v})} for s0, v in values.items()]
 
 
-def reconciled(entries: list[ClaimResult]) -> list[ClaimResult]:
-    """Per part, a refutation that another hidden constant contradicts (confirmed) becomes inconclusive."""
-    return reconcile_entries(entries)
-
-def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, rows: list[ProbabilityRow],
-                      formula: str, what: str, extra: dict | None = None, note: str = "") -> ClaimResult:
-    """One 'probability 1 - o(1)' entry at hidden constant c, decided by :func:`decide_probability`."""
-    verdict, reason, (slope, s_lo, s_hi) = decide_probability(
-        rows, generator_for(ctx.seed, claim_id, "probability", part, str(c)))
-    rows = [r for r in rows if r.trials > 0]
+def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, rows: list[ProportionRow],
+                      formula: str, what: str, extra: dict | None = None, note: str = "") -> ProportionEvidence | ClaimResult:
+    """One 'with probability 1 - o(1)' entry at hidden constant c (:class:`ProportionEvidence`, ``vanishing``).
+    Values of sigma0 without a single testable replicate are left out; with fewer than three left, the entry is
+    an exact ``inconclusive`` (nothing to test)."""
+    config = {"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
+              "seed": ctx.seed, **(extra or {})}
+    rows = sorted((r for r in rows if r.trials > 0), key=lambda r: -r.sigma0)
     if not rows:
         raise ValueError(f"{claim_id} {part}: no replicate could be tested at any sigma0")
-    smallest = min(rows, key=lambda r: r.sigma0)
-    p = smallest.probability
-    table = "; ".join(f"sigma0 = {r.sigma0:g}: {r.successes}/{r.trials} = {r.probability:.3f} "
-                      f"[{r.interval[0]:.3f}, {r.interval[1]:.3f}]" for r in sorted(rows, key=lambda r: -r.sigma0))
-    return ClaimResult(
-        id=claim_id, source=source, kind="probability", form="stated", verdict=verdict,
-        # The standard error implied by the 99% Wilson interval: the plug-in sqrt(p (1 - p) / n) is 0 at p = 0 or 1.
-        expected=1.0, observed=p, p_value=None,
-        stderr=(smallest.interval[1] - smallest.interval[0]) / (2 * stats.normal_upper_quantile((1 - LEVEL) / 2)),
-        # What the run resolves: the 99% Wilson half-width at the smallest sigma0, where the verdict is decided.
-        false_fail_rate=1 - LEVEL, min_detectable=(smallest.interval[1] - smallest.interval[0]) / 2,
-        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-                "seed": ctx.seed, "probabilities": [r.as_dict() for r in rows],
-                "failure_exponent": {"estimate": slope, "low": s_lo, "high": s_hi}, **(extra or {})},
-        evidence=f"{what} (hidden constant c = {c:g}), fraction of replicates by sigma0 (99% Wilson): {table}. "
-        f"Claim 'with probability 1 - o(1)': {verdict}, because {reason}.{(' ' + note) if note else ''}",
-        formula=formula,
-    )
+    if len(rows) < 3:
+        return exact_result(claim_id, source, "probability", config.pop("part"), "inconclusive",
+                            f"{what} (hidden constant c = {c:g}): only {len(rows)} sigma0 value(s) with testable "
+                            "replicates, too few to see a trend", formula, **{k: v for k, v in config.items()
+                                                                              if k != "features"})
+    slope = failure_slope(rows, generator_for(ctx.seed, claim_id, "probability", part, str(c)))
+    return ProportionEvidence(
+        claim_id=claim_id, source=source, kind="probability", config=config, formula=formula,
+        what=f"{what} (hidden constant c = {c:g})", rows=tuple(rows), claim="vanishing", failure_slope=slope,
+        note=note)
 
 
 def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, law: str, k: float,
                   samples: list[np.ndarray], formula: str, what: str, tolerance: float = 0.15,
-                  extra: dict | None = None, note: str = "") -> ClaimResult:
-    """One scaling entry (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden constant c."""
+                  extra: dict | None = None, note: str = "") -> ScalingEvidence:
+    """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden
+    constant c."""
     clean = [np.asarray(s, dtype=float)[np.isfinite(s)] for s in samples]
     fit = fit_exponent(list(SWEEP), clean, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)))
-    verdict, reason = decide_scaling(fit, law, k, tolerance=tolerance)
-    return ClaimResult(
-        id=claim_id, source=source, kind="scaling", form="stated", verdict=verdict, expected=k,
-        observed=fit.exponent, stderr=(fit.high - fit.low) / (2 * 2.576), p_value=None,
-        false_fail_rate=1 - fit.level, min_detectable=tolerance,
-        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "law": f"{law}(sigma0^{k})",
-                "hidden_constant": c, **fit.summary(),
+    return ScalingEvidence(
+        claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,
+        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
                 "seed": ctx.seed,
                 "means": [{"sigma0": s0, "mean": m, "used_replicates": int(x.size)}
                           for s0, m, x in zip(SWEEP, fit.means, clean)], **(extra or {})},
-        evidence=f"{what} against sigma0 (hidden constant c = {c:g}): {fit}. Claim {law}(sigma0^{k}): {verdict}, "
-        f"because {reason}.{(' ' + note) if note else ''}",
-        formula=formula,
+        what=f"{what} (hidden constant c = {c:g})", formula=formula, note=note,
     )
-
-
-# ----------------------------------------------------------------------------- notes and slips
 
 
 def share_note(shares: dict[float, np.ndarray]) -> str:

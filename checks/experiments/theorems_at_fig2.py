@@ -13,7 +13,11 @@ routing counts (rule ``positive``: Delta = E[RHS - X] > 0), and the late
 identity by a paired two-sided test, exactly as at the theorems' own
 configurations in the claim modules thm1.py / thm2.py.  The right-hand
 sides are those of :mod:`checks.experiments.theorem_bounds`; the simulations
-those of :mod:`checks.experiments.fig2_runs`.
+those of :mod:`checks.experiments.fig2_runs`.  Each task pool of the budget
+(:mod:`checks.experiments.pools`, the pools Figure 2's claims use) gives its
+own entries (part "Figure 2 configuration, M = ..., pool k"; config ``pool``,
+``pool_seed``).  The entries are evidence (``Measurement``: criterion or mean),
+decided by the run's error control (:mod:`checks.decide`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import fig2_runs
 from moecl_verify.checks.experiments.fig2_runs import FIG2, REPLICATES
+from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.experiments.theorem_bounds import eq19_rhs, eq20_rhs, eq22_rhs, psi
 from moecl_verify.checks.model import HorizonTest, Measurement
 
@@ -32,15 +37,17 @@ LATE = (100, 1000, 2000)
 R_RATIO = 1 - FIG2["s"] / FIG2["d"]
 
 
-def _setting(ctx: Context, M: int):
-    pool = fig2_runs.pool(ctx, FIG2["signal_scale"], True)
+def _settings(ctx: Context, M: int):
+    """(pool index, pool, configuration, run) for each task pool of the budget."""
     cfg = fig2_runs.moe_config(M, True)
-    return pool, cfg, fig2_runs.run(ctx, M, True)
+    for k in pool_indices(ctx.budget.name):
+        yield k, fig2_runs.pool(ctx, FIG2["signal_scale"], True, pool=k), cfg, fig2_runs.run(ctx, M, True, pool=k)
 
 
-def _config(ctx, pool, cfg, M, horizons) -> dict:
-    return {"features": FIG2["features"], "part": f"Figure 2 configuration, M = {M}",
-            **{k: v for k, v in FIG2.items() if k != "features"}, "M": M, "T1": cfg.exploration_rounds,
+def _config(ctx, pool, cfg, M, horizons, k: int) -> dict:
+    return {"features": FIG2["features"], "part": f"Figure 2 configuration, M = {M}, pool {k}", "pool": k,
+            "pool_seed": POOL_SEED,
+            **{key: v for key, v in FIG2.items() if key != "features"}, "M": M, "T1": cfg.exploration_rounds,
             "t": list(horizons), "r": R_RATIO, "S": pool.S, "D": pool.D,
             "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed}
 
@@ -54,24 +61,26 @@ def _measurement(claim_id, kind, config, tests, scale, formula, positive: bool) 
 def thm1_early(ctx: Context) -> list[Measurement]:
     out = []
     for M in THM1_EXPERTS:
-        pool, cfg, run = _setting(ctx, M)
-        horizons = [t for t in EARLY if t <= cfg.exploration_rounds]
-        tests = tuple(HorizonTest(f"t={t}", stats.mean_test(
-            eq19_rhs(run.chosen, M, t, R_RATIO, pool.S, pool.D) - run.forgetting[:, t - 1], 0.0)) for t in horizons)
-        out.append(_measurement("thm1.forgetting_early", "bound", _config(ctx, pool, cfg, M, horizons), tests,
-                                pool.S + pool.D, "E[F_t] < E[eq. (19) RHS at the realized counts]", True))
+        for k, pool, cfg, run in _settings(ctx, M):
+            horizons = [t for t in EARLY if t <= cfg.exploration_rounds]
+            tests = tuple(HorizonTest(f"pool {k}, t={t}", stats.mean_test(
+                eq19_rhs(run.chosen, M, t, R_RATIO, pool.S, pool.D) - run.forgetting[:, t - 1], 0.0))
+                for t in horizons)
+            out.append(_measurement("thm1.forgetting_early", "bound", _config(ctx, pool, cfg, M, horizons, k), tests,
+                                    pool.S + pool.D, "E[F_t] < E[eq. (19) RHS at the realized counts]", True))
     return out
 
 
 def thm1_late(ctx: Context) -> list[Measurement]:
     out = []
     for M in THM1_EXPERTS:
-        pool, cfg, run = _setting(ctx, M)
-        T1 = cfg.exploration_rounds
-        tests = tuple(HorizonTest(t, stats.mean_test(
-            run.forgetting[:, t - 1] - (T1 - 1) / (t - 1) * run.forgetting[:, T1 - 1], 0.0)) for t in LATE)
-        out.append(_measurement("thm1.forgetting_late", "expected-value identity", _config(ctx, pool, cfg, M, LATE),
-                                tests, pool.S + pool.D, r"\mathbb{E}[F_t - \tfrac{T_1-1}{t-1}F_{T_1}] = 0", False))
+        for k, pool, cfg, run in _settings(ctx, M):
+            T1 = cfg.exploration_rounds
+            tests = tuple(HorizonTest(t, stats.mean_test(
+                run.forgetting[:, t - 1] - (T1 - 1) / (t - 1) * run.forgetting[:, T1 - 1], 0.0)) for t in LATE)
+            out.append(_measurement("thm1.forgetting_late", "expected-value identity",
+                                    _config(ctx, pool, cfg, M, LATE, k), tests, pool.S + pool.D,
+                                    r"\mathbb{E}[F_t - \tfrac{T_1-1}{t-1}F_{T_1}] = 0", False))
     return out
 
 
@@ -79,11 +88,11 @@ def thm1_generalization(ctx: Context) -> list[Measurement]:
     out = []
     T = FIG2["T"]
     for M in THM1_EXPERTS:
-        pool, cfg, run = _setting(ctx, M)
-        x = eq20_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S, pool.D) - run.generalization[:, -1]
-        out.append(_measurement("thm1.generalization", "bound", _config(ctx, pool, cfg, M, (T,)),
-                                (HorizonTest(f"T={T}", stats.mean_test(x, 0.0)),), pool.S + pool.D,
-                                "E[G_T] < E[eq. (20) RHS at the realized counts]", True))
+        for k, pool, cfg, run in _settings(ctx, M):
+            x = eq20_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S, pool.D) - run.generalization[:, -1]
+            out.append(_measurement("thm1.generalization", "bound", _config(ctx, pool, cfg, M, (T,), k),
+                                    (HorizonTest(f"pool {k}, T={T}", stats.mean_test(x, 0.0)),), pool.S + pool.D,
+                                    "E[G_T] < E[eq. (20) RHS at the realized counts]", True))
     return out
 
 
@@ -91,10 +100,12 @@ def thm2_generalization(ctx: Context) -> list[Measurement]:
     out = []
     T = FIG2["T"]
     for M in THM2_EXPERTS:
-        pool, cfg, run = _setting(ctx, M)
-        psi1, psi2 = psi(pool.W, FIG2["K"])
-        x = eq22_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S, pool.D, psi1, psi2) - run.generalization[:, -1]
-        config = {**_config(ctx, pool, cfg, M, (T,)), "Psi1": psi1, "Psi2": psi2}
-        out.append(_measurement("thm2.generalization", "bound", config, (HorizonTest(f"T={T}", stats.mean_test(x, 0.0)),),
-                                pool.S + pool.D, "E[G_T] < E[eq. (22) RHS at the realized counts]", True))
+        for k, pool, cfg, run in _settings(ctx, M):
+            psi1, psi2 = psi(pool.W, FIG2["K"])
+            x = (eq22_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S, pool.D, psi1, psi2)
+                 - run.generalization[:, -1])
+            config = {**_config(ctx, pool, cfg, M, (T,), k), "Psi1": psi1, "Psi2": psi2}
+            out.append(_measurement("thm2.generalization", "bound", config,
+                                    (HorizonTest(f"pool {k}, T={T}", stats.mean_test(x, 0.0)),), pool.S + pool.D,
+                                    "E[G_T] < E[eq. (22) RHS at the realized counts]", True))
     return out

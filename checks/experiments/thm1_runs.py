@@ -5,11 +5,17 @@ Configuration: N = 3 tasks, M = 10 experts (N ln N = 3.3, so M = Omega(N ln N)
 with constant 3), sigma0 = 0.4, eta = alpha = 0.5, lambda = 0.3, Gamma =
 sigma0^1.25, v_n = 2.5 w_n (= w_n / sigma0, so that ||v_n||_inf = O(1)), T1 = 20,
 T = 200; both feature models.
+
+Pools (:mod:`checks.experiments.pools`): the theorem is stated for every admissible pool of ground truths,
+so it is run on ``POOLS[budget]`` pools. Pool k is drawn from ``generator_for(POOL_SEED, "thm1", "pool", k)``,
+independently of the replicate seed; the replicates of pool k draw from ``ctx.seed`` with k appended to
+their stream key. Each pool gives its own entries (config ``pool``, ``pool_seed``, part ``pool k``).
 """
 
 from __future__ import annotations
 
 from moecl_verify.checks.context import Context
+from moecl_verify.checks.experiments.pools import POOL_SEED, POOLS, pool_indices
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
@@ -22,17 +28,40 @@ REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
 VARIANT_KEY = "checks.claims.thm1"
+POOL_NOTE = ("Measured on " + ", ".join(f"{k} pools at {b}" for b, k in POOLS.items())
+             + f" (pool seed {POOL_SEED}), drawn independently of the replicate seed; confirmed means it holds on "
+             "the pools tried, and a refutation names its pool.")
 
 
-def run(ctx: Context, features: str):
+def pools(ctx: Context) -> range:
+    """The pool indices of this run's budget."""
+    return pool_indices(ctx.budget.name)
+
+
+def pool_config(k: int) -> dict:
+    """What identifies pool k in an entry's config."""
+    return {"part": f"pool {k}", "pool": k, "pool_seed": POOL_SEED}
+
+
+def task_pool(k: int):
+    """Pool k of ground truths (independent of the replicate seed)."""
+    return make_pool(generator_for(POOL_SEED, "thm1", "pool", k), N=CONFIG["N"], d=CONFIG["d"], sigma0=SIGMA0,
+                     signal_scale=CONFIG["signal_scale"])
+
+
+def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
+    return MoEConfig(M=M, eta=CONFIG["eta"], alpha=CONFIG["alpha"], lam=CONFIG["lam"], Gamma=CONFIG["Gamma"])
+
+
+def run(ctx: Context, features: str, k: int):
+    """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
     def compute():
-        pool = make_pool(generator_for(ctx.seed, "thm1", "pool"), N=CONFIG["N"], d=CONFIG["d"], sigma0=SIGMA0,
-                         signal_scale=CONFIG["signal_scale"])
-        cfg = MoEConfig(M=CONFIG["M"], eta=CONFIG["eta"], alpha=CONFIG["alpha"], lam=CONFIG["lam"], Gamma=CONFIG["Gamma"])
+        pool = task_pool(k)
+        cfg = moe_config()
         run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=CONFIG["T"], s=CONFIG["s"], features=features,
-                           sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("thm1", features), chunk_size=1000,
-                           progress=lambda done, total: ctx.progress(f"thm1 {features}", done, total),
+                           sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("thm1", features, k), chunk_size=1000,
+                           progress=lambda done, total: ctx.progress(f"thm1 {features} pool {k}", done, total),
                            runner=ctx.runner)
         return pool, cfg, run
 
-    return ctx.shared(("thm1", features, ctx.seed, ctx.budget.name), compute)
+    return ctx.shared(("thm1", features, k, ctx.seed, ctx.budget.name), compute)

@@ -7,12 +7,15 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 import moecl_verify.checks.experiments.exploration_entries as entries
 import moecl_verify.checks.experiments.exploration_sweep as sweep
+from moecl_verify.checks import decide
 from moecl_verify.checks.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
 from moecl_verify.checks.context import BUDGETS, Context
-from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
+from moecl_verify.checks.model import Measurement
 from moecl_verify.checks.registry import _REGISTRY
 from moecl_verify.checks.scaling import decide_scaling
 from moecl_verify.numeric.gate_trace import GateTrace
@@ -32,13 +35,6 @@ def test_claims_register_with_interpretations():
         assert _REGISTRY[module.__name__.rpartition(".")[2]].measure.__module__ == module.__name__
     # Lemmas 1 and 7 show the same readings (the sweep's and their own).
     assert _REGISTRY["lemma1"].interpretations == _REGISTRY["lemma7"].interpretations == sweep.SIGNAL_INTERPRETATIONS
-
-
-def test_wilson_matches_hand_values():
-    lo, hi = entries.wilson(5, 10, level=0.95)  # textbook: (0.2366, 0.7634)
-    assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)
-    z2 = NormalDist().inv_cdf(0.975) ** 2
-    assert entries.wilson(0, 10, level=0.95) == (pytest.approx(0.0, abs=1e-12), pytest.approx(z2 / (10 + z2)))
 
 
 def test_batched_fit_recovers_manufactured_exponents():
@@ -152,29 +148,61 @@ def test_sign_flips_exactly_when_the_summed_features_oppose_the_signal():
     np.testing.assert_array_equal(routed < 0, along > 0)
 
 
-def _result(part, verdict, c):
-    return ClaimResult(id="x", source="s", kind="scaling", form="stated", verdict=verdict, expected=1.0, observed=0.0,
-                       stderr=0.1, p_value=None, false_fail_rate=0.01, min_detectable=0.1,
-                       config={"part": f"{part}, c = {c:g}", "hidden_constant": c}, evidence="e")
+def _scaling(c: float, exponent: float, part: str = "a") -> ScalingEvidence:
+    """A manufactured scaling entry at hidden constant c: y = sigma0^exponent times a unit-mean factor."""
+    rng = np.random.default_rng(int(100 * c) + int(10 * exponent))
+    samples = [s**exponent * rng.exponential(1.0, 400) for s in sweep.SIGMA0]
+    return entries.scaling_entry(CTX, "lemma9", "s", part, "O", 1.0, samples, c, "y", "f")
 
 
-def test_reconcile_and_refuted_everywhere():
-    mixed = entries.reconcile([_result("a", "refuted", 1.0), _result("a", "confirmed", 0.5),
-                               _result("b", "refuted", 1.0), _result("b", "refuted", 0.5)])
-    assert [r.verdict for r in mixed] == ["inconclusive", "confirmed", "refuted", "refuted"]
-    assert entries.refuted_at_every_constant(mixed, "a") == []
-    assert len(entries.refuted_at_every_constant(mixed, "b")) == 2
+def test_scaling_entry_is_evidence_and_decide_reconciles_the_constants():
+    ev = _scaling(1.0, 0.75)
+    assert isinstance(ev, ScalingEvidence) and ev.config["part"] == "a, c = 1" and ev.config["hidden_constant"] == 1.0
+    assert ev.fit.low < 0.75 < ev.fit.high and ev.fit.stderr > 0
+    assert ev.p_value == pytest.approx(sps.norm.cdf((ev.fit.exponent - 1.0) / ev.fit.stderr))
+    # O(sigma0^1) with exponent 0.75 at both constants of part "b": refuted at each, so refuted everywhere;
+    # part "a" is confirmed at c = 0.5 (exponent 1.3), so its refutation at c = 1 becomes inconclusive.
+    (out,) = decide.decide_claims([[ev, _scaling(0.5, 1.3), _scaling(1.0, 0.75, "b"), _scaling(0.5, 0.75, "b")]],
+                                  1e-3)
+    assert [r.verdict for r in out] == ["inconclusive", "confirmed", "refuted", "refuted"]
+    assert "Across hidden constants the verdicts differ" in out[0].evidence
+    assert entries.refuted_at_every_constant(out, "a") == []
+    assert len(entries.refuted_at_every_constant(out, "b")) == 2
+    assert "c = 1: exponent" in entries.fits(out[2:]) and "(bootstrap s.e.)" in entries.fits(out[2:])
 
 
-def test_probability_entry_follows_the_trend():
+def test_probability_entry_tests_the_smallest_sigma0_against_the_calibration():
     rng = np.random.default_rng(4)
     n = 400
     growing = [s**-0.5 * rng.exponential(1.0, n) for s in sweep.SIGMA0]  # gap / sigma0^1.5 grows: P falls
     shrinking = [s**0.5 * rng.exponential(1.0, n) for s in sweep.SIGMA0]  # P climbs to 1
     flat = [rng.exponential(1.0, n) for _ in sweep.SIGMA0]
-    assert lemma1.probability_entry(CTX, "fixed", 1.0, growing).verdict == "refuted"
-    assert lemma1.probability_entry(CTX, "fixed", 1.0, shrinking).verdict == "confirmed"
-    assert lemma1.probability_entry(CTX, "fixed", 1.0, flat).verdict == "inconclusive"
+    verdicts = []
+    for picks in (growing, shrinking, flat):
+        ev = lemma1.probability_entry(CTX, "fixed", 1.0, picks)
+        assert isinstance(ev, ProportionEvidence) and ev.claim == "at_least" and ev.bound == sweep.CALIBRATION
+        C = np.quantile(picks[0], sweep.CALIBRATION)
+        k = int(np.sum(picks[-1] <= C))
+        (row,) = ev.rows
+        assert (row.sigma0, row.successes, row.trials) == (sweep.SIGMA0[-1], k, n)
+        assert ev.p_value == pytest.approx(sps.binomtest(k, n, sweep.CALIBRATION, alternative="less").pvalue)
+        assert [r["successes"] for r in ev.config["trend"]] == [int(np.sum(p <= C)) for p in picks]
+        verdicts.append(decide.decide_entry(ev, 1e-3).verdict)
+    assert verdicts == ["refuted", "confirmed", "inconclusive"]
+
+
+def test_derived_sign_probability_is_a_score_test_of_the_fraction():
+    p = lemma7.wrong_sign_probability(sweep.pool_for(CTX.seed, sweep.SIGMA0[0]).V, sweep.SIGMA_T)
+    n = 100_000
+    m = lemma7.derived_sign_probability(CTX, round(p * n), n)
+    assert isinstance(m, Measurement) and m.form == "derived" and m.config["part"] == lemma7.DERIVED_PART
+    (h,) = m.tests
+    assert h.test.expected == pytest.approx(p) and h.test.stderr == pytest.approx(math.sqrt(p * (1 - p) / n))
+    assert decide.decide_entry(m, 1e-3).verdict == "confirmed"  # detects a discrepancy of p / 2 at n = 1e5
+    wrong = decide.decide_entry(lemma7.derived_sign_probability(CTX, round(1.5 * p * n), n), 1e-3)
+    assert wrong.verdict == "refuted" and wrong.p_value < 1e-10
+    assert decide.decide_entry(lemma7.derived_sign_probability(CTX, round(p * 300), 300), 1e-3).verdict \
+        == "inconclusive"
 
 
 def test_exact_steps_of_lemma1():

@@ -5,8 +5,9 @@ import math
 from fractions import Fraction as F
 
 import moecl_verify.checks.claims.router.lemma11 as mod
-from moecl_verify.checks import runner
+from moecl_verify.checks import runner, stats
 from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.evidence import ProportionEvidence
 
 
 def _brute_force_cover(N: int, M: int) -> F:
@@ -43,13 +44,13 @@ def test_step5_constant_by_calculus():
 
 
 def test_wilson_and_binomial_tails():
-    lo, hi = mod.wilson(50, 100, level=0.95)
+    lo, hi = stats.wilson(50, 100, level=0.95)
     assert abs(lo - 0.4038) < 1e-3 and abs(hi - 0.5962) < 1e-3  # textbook Wilson 95% interval for 50/100
     n, p = 12, 0.3
     direct = sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(5))
-    assert abs(mod.binom_cdf(4, n, p) - direct) < 1e-12
-    assert abs(mod.binom_sf(5, n, p) - (1 - direct)) < 1e-12
-    assert mod.binom_cdf(n, n, p) == 1.0 and mod.binom_sf(0, n, p) == 1.0
+    assert abs(stats.binom_cdf(4, n, p) - direct) < 1e-12
+    assert abs(stats.binom_sf(5, n, p) - (1 - direct)) < 1e-12
+    assert stats.binom_cdf(n, n, p) == 1.0 and stats.binom_sf(0, n, p) == 1.0
 
 
 def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
@@ -63,8 +64,22 @@ def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     assert parts["uniform model"].verdict == "confirmed"
     sim = [r for p, r in parts.items() if p.startswith("Algorithm 1")]
     assert len(sim) == len(mod.CONSTANTS)
-    assert all(r.expected == float(1 - 3 * mod.mpmath.exp(-2)) for r in sim)
+    bound = float(1 - 3 * mod.mpmath.exp(-2))
+    assert all(r.expected == bound for r in sim)
+    # Evidence, one row per sigma0: P(all sets non-empty) >= the proof's bound at every sigma0; its p-value is the
+    # Bonferroni combination of the exact one-sided binomial tails P(X <= k) under P = bound.
+    for r in sim:
+        assert isinstance(r, ProportionEvidence) and (r.claim, r.bound) == ("at_least", bound)
+        assert [row.sigma0 for row in r.rows] == [0.4, 0.05] and all(row.trials == 30 for row in r.rows)
+        tails = [stats.binom_cdf(row.successes, row.trials, bound) for row in r.rows]
+        assert abs(r.p_value - min(1.0, 2 * min(tails))) < 1e-9
     step1 = mod.measure_step1(ctx)
     assert len(step1) == len(mod.CONSTANTS) and len(step1[0].tests) == 2 * 3
     step2 = mod.measure_step2(ctx)
     assert step2[0].verdict == "confirmed" and len(step2) == 1 + len(mod.CONSTANTS)
+    # Algorithm 1's sets: P(|M_n| = 0) <= (1 - 1/N)^M, one row per sigma0 and task, one-sided binomial tails.
+    q = float(mod.q_empty(3, 6))
+    for r in step2[1:]:
+        assert isinstance(r, ProportionEvidence) and (r.claim, r.bound) == ("at_most", q) and len(r.rows) == 2 * 3
+        tails = [stats.binom_sf(row.successes, row.trials, q) for row in r.rows]
+        assert abs(r.p_value - min(1.0, 6 * min(tails))) < 1e-9

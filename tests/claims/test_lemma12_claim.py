@@ -5,6 +5,8 @@ import sympy as sp
 
 import moecl_verify.checks.claims.router.lemma12 as mod
 from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.decide import decide_claims
+from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
 from moecl_verify.numeric.moe import MoEConfig, draw_moe
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
@@ -41,11 +43,21 @@ def test_lemma12_entries_on_tiny_runs(monkeypatch):
     monkeypatch.setattr(mod, "SIGMA0", (0.4, 0.1, 0.025))
     monkeypatch.setattr(mod, "BOOTSTRAP", 100)
     out = mod.measure_lemma12(Context(budget=BUDGETS["smoke"], seed=0))
-    verdicts = {r.config["part"]: r.verdict for r in out}
+    # The simulated M > N entry is evidence on the count of correctly routed rounds that moved the expert:
+    # "never" (at most 0), so a single such round refutes it at any threshold.
+    sim = next(e for e in out if e.config["part"] == "statement.M>N simulated")
+    assert isinstance(sim, ProportionEvidence) and (sim.claim, sim.bound) == ("at_most", 0.0)
+    (row,) = sim.rows
+    assert row.trials == sim.config["rounds_correct"] and row.successes == sim.config["rounds_moved"] > 0
+    assert sim.p_value == 0.0
+    scaling = [e for e in out if str(e.config["part"]).startswith(("statement.M<N", "proof.M<N"))]
+    assert all(isinstance(e, ScalingEvidence) and (e.law, e.exponent) == ("O", 1.5) for e in scaling)
+    decided = decide_claims([out], 1e-3)[0]
+    verdicts = {r.config["part"]: r.verdict for r in decided}
     assert verdicts["derived.gradient"] == "confirmed"
     assert verdicts["derived.vanishing"] == "confirmed"
     assert verdicts["statement.M>N exact"] == "refuted"
     assert verdicts["statement.M>N simulated"] == "refuted"
     assert {p for p in verdicts if p.startswith(("statement.M<N", "proof.M<N"))} == {
         f"{label} c = {c:g}" for label in ("statement.M<N", "proof.M<N premise") for c in mod.CONSTANTS}
-    assert "lemma12.loc_gradient_nonzero" in {s.id for s in mod.slips_lemma12(out)}
+    assert "lemma12.loc_gradient_nonzero" in {s.id for s in mod.slips_lemma12(decided)}

@@ -9,6 +9,8 @@ import moecl_verify.checks.claims.router.lemma2 as lemma2
 import moecl_verify.checks.experiments.smooth_router as smooth_router
 from moecl_verify.checks import runner
 from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.decide import decide_claims
+from moecl_verify.checks.evidence import ScalingEvidence
 
 
 def test_lemma2_entries_and_slips(monkeypatch):
@@ -65,13 +67,20 @@ def test_cor1_entries_on_a_tiny_sweep(monkeypatch):
     monkeypatch.setattr(cor1, "COR_PAIRS", 1)
     monkeypatch.setattr(cor1, "BOOTSTRAP", 100)
     out = cor1.measure_cor1(Context(budget=BUDGETS["smoke"], seed=0))
-    parts = {r.config["part"]: r for r in out}
+    # The measured entries are evidence (a fitted exponent against O(sigma0^2.75)), decided by the run.
+    evidence = [e for e in out if str(e.config["part"]).startswith("measured")]
+    assert len(evidence) == len(cor1.CONSTANTS)
+    assert all(isinstance(e, ScalingEvidence) and (e.law, e.exponent) == ("O", 2.75) for e in evidence)
+    assert all(e.fit.sigma0 == (0.4, 0.1, 0.025) and e.fit.stderr > 0 for e in evidence)
+    decided = decide_claims([out], 1e-3)[0]
+    parts = {r.config["part"]: r for r in decided}
     assert parts["from printed Lemma 2"].verdict == "confirmed"
     assert parts["from corrected Lemma 2"].verdict == "refuted"
     measured = [r for p, r in parts.items() if p.startswith("measured")]
     assert len(measured) == len(cor1.CONSTANTS)
+    assert all(r.evidence_type == "scaling" and r.expected == 2.75 for r in measured)
     assert all("violating the corrected Lemma 2 (||dp|| <= 2||dh||/lambda): 0 of" in r.evidence for r in measured)
-    assert cor1.slips_cor1(out)[0].id == "cor1.lambda_factor"
+    assert cor1.slips_cor1(decided)[0].id == "cor1.lambda_factor"
 
 
 @pytest.mark.parametrize("M", [2, 3, 4])

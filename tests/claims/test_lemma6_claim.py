@@ -1,6 +1,11 @@
 """Lemma 6 through the scaling mechanism (smoke budget)."""
 
-from moecl_verify.checks import runner
+import pytest
+
+from moecl_verify.checks import runner, stats
+from moecl_verify.checks.claims.exploration import lemma6
+from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.evidence import ScalingEvidence
 
 
 def test_lemma6_entries_per_hidden_constant():
@@ -9,7 +14,21 @@ def test_lemma6_entries_per_hidden_constant():
     for res in run.results:
         means = [m["mean_theta_max"] for m in res.config["means"]]
         assert means == sorted(means, reverse=True)  # shrinks with sigma0
-        assert res.verdict == "confirmed" and res.observed > 0.5
+        assert res.evidence_type == "scaling" and res.config["law"] == "O(sigma0^0.5)" and res.expected == 0.5
+        # The fitted exponent lies above 0.5: the O-law's one-sided p-value is large ...
+        assert res.observed > 0.5 and res.stderr > 0
+        assert res.p_value == pytest.approx(stats.one_sided_p(-(res.observed - 0.5) / res.stderr))
+        assert res.p_value > 0.5
+        # ... and the exponent's one-sided interval at the entry's threshold stays above 0.5 - 0.1: confirmed.
+        assert res.observed - stats.normal_upper_quantile(res.false_fail_rate) * res.stderr >= 0.4
+        assert res.verdict == "confirmed"
+
+
+def test_lemma6_measure_returns_scaling_evidence():
+    out = lemma6.measure(Context(budget=BUDGETS["smoke"], seed=0))
+    assert all(isinstance(e, ScalingEvidence) for e in out)
+    assert [(e.config["part"], e.law, e.exponent, e.tolerance) for e in out] == [
+        ("c = 1", "O", 0.5, 0.1), ("c = 0.5", "O", 0.5, 0.1)]
 
 
 def test_scaling_figure_is_drawn_reproducibly(tmp_path):

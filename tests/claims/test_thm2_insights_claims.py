@@ -3,6 +3,7 @@
 import numpy as np
 
 from moecl_verify.checks import runner
+from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.experiments.theorem_bounds import eq22_rhs, psi
 
 
@@ -27,6 +28,30 @@ def test_eq22_rhs_by_hand():
 
 def test_verdicts_at_smoke():
     run = runner.run(["thm2.*", "c4"], budget="smoke", seed=0)
-    by = {(r.id, r.config["features"]): r.verdict for r in run.results}
-    assert by[("thm2.forgetting", "-")] == "not_checkable"
-    assert by[("c4", "definition1")] == "confirmed"
+    by = {(r.id, r.config["features"], r.config.get("part")): r for r in run.results}
+    assert len(by) == len(run.results)  # entries stay distinguishable
+    assert by[("thm2.forgetting", "-", "eq. (21) as printed")].verdict == "not_checkable"
+    pools = list(pool_indices("smoke"))
+    conditional = by[("thm2.generalization", "gaussian", "conditional on the routing")]
+    assert conditional.p_value is None and conditional.config["pool"] == 0
+    for k in pools:
+        for features in ("gaussian", "definition1"):
+            res = by[("thm2.generalization", features, f"pool {k}")]
+            assert res.config["pool"] == k and res.config["pool_seed"] == POOL_SEED
+        assert ("thm2.generalization", "definition1", f"Figure 2 configuration, M = 5, pool {k}") in by
+        # C4 on pool k: one expert's final errors exceed the MoE's by many standard errors in all four cases.
+        c4 = by[("c4", "definition1", f"pool {k}")]
+        assert [h["case"] for h in c4.horizons] == [f"pool {k}, {s}, {x}" for s in ("Thm 1", "Thm 2") for x in "FG"]
+        assert all(h["z"] > 10 for h in c4.horizons), c4.evidence
+        assert c4.verdict == "confirmed" and c4.p_value == 1.0
+
+
+def test_c5_margins_per_pool():
+    run = runner.run(["c5"], budget="smoke", seed=0)
+    assert [r.config["part"] for r in run.results] == [f"pool {k}" for k in pool_indices("smoke")]
+    for res in run.results:
+        delay, no_gain = res.horizons
+        assert delay["case"].endswith("delay (freeze round)") and no_gain["case"].endswith("no gain (G_T)")
+        # T1 = ceil(M / eta) doubles from 20 to 40 when M goes from 10 to 20: the freeze comes later.
+        assert delay["observed"] > 10 and delay["z"] > 10
+        assert res.verdict != "refuted"

@@ -36,24 +36,24 @@ def _cli(*args, cwd):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("e2e")
-    cache = root / "cache"
-    args = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet", "--cache-dir", str(cache)]
-    first = _cli(*args, "--out", str(root / "first"), cwd=root)
+def runs(smoke_run):
+    """The session's smoke run, then the same command again into another folder on the same cache."""
+    root = smoke_run.root
+    args = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet", "--cache-dir",
+            str(smoke_run.cache)]
     second = _cli(*args, "--out", str(root / "second"), cwd=root)
-    return root, first, second
+    return smoke_run.out, smoke_run.process, second
 
 
 def test_every_claim_has_entries_and_the_outputs_agree(runs):
-    root, first, _ = runs
-    assert first.returncode == 0, first.stderr
-    data = json.loads((root / "first" / "results.json").read_text())
+    first, process, _ = runs
+    assert process.returncode == 0, process.stderr
+    data = json.loads((first / "results.json").read_text())
     ids = {c.id for c in all_claims()}
     assert {e["id"] for e in data["results"]} == ids == set(data["meta"]["claims"])
     counts = {v: sum(e["verdict"] == v for e in data["results"]) for v in data["summary"]}
     assert counts == data["summary"]
-    suite = ET.parse(root / "first" / "results.junit.xml").getroot()
+    suite = ET.parse(first / "results.junit.xml").getroot()
     cases = suite.iter("testcase")
     failed = sum(1 for case in cases if case.find("failure") is not None)
     assert failed == counts["refuted"]
@@ -63,8 +63,8 @@ def test_every_claim_has_entries_and_the_outputs_agree(runs):
 
 
 def test_exact_refutations_do_not_depend_on_sampling(runs):
-    root, _, _ = runs
-    data = json.loads((root / "first" / "results.json").read_text())
+    first, _, _ = runs
+    data = json.loads((first / "results.json").read_text())
     by_part = {(e["id"], e["config"].get("part")): e for e in data["results"]}
     for key in EXACT_REFUTATIONS:
         entry = by_part[key]
@@ -73,10 +73,33 @@ def test_exact_refutations_do_not_depend_on_sampling(runs):
 
 
 def test_an_identical_rerun_reuses_every_claim_and_is_byte_identical(runs):
-    root, _, second = runs
+    first, _, second = runs
+    second_out = first.parent / "second"
     assert second.returncode == 0, second.stderr
-    assert (root / "first" / "results.json").read_bytes() == (root / "second" / "results.json").read_bytes()
-    info = json.loads((root / "second" / "run-info.json").read_text())
+    assert (first / "results.json").read_bytes() == (second_out / "results.json").read_bytes()
+    info = json.loads((second_out / "run-info.json").read_text())
     assert info["claim_records"]["reused"] == len(all_claims())
-    same = _cli("diff", str(root / "first" / "results.json"), str(root / "second" / "results.json"), cwd=root)
+    same = _cli("diff", str(first / "results.json"), str(second_out / "results.json"), cwd=first.parent)
     assert same.returncode == 0 and same.stdout.strip().endswith("same findings")
+
+
+def test_every_entry_went_through_the_one_decision_at_the_runs_rate(runs):
+    """Exact entries carry no rate; every other entry faced Holm across the whole run, and its recorded
+    threshold is the one Holm gives when recomputed from all recorded p-values."""
+    from moecl_verify.checks import stats
+
+    first, _, _ = runs
+    data = json.loads((first / "results.json").read_text())
+    family = data["meta"]["family_false_fail_rate"]
+    sampled = [e for e in data["results"] if e["evidence_type"] != "exact"]
+    assert {e["evidence_type"] for e in data["results"]} <= {"mean", "criterion", "proportion", "scaling", "exact"}
+    assert all(e["p_value"] is None and e["false_fail_rate"] is None
+               for e in data["results"] if e["evidence_type"] == "exact")
+    assert len(sampled) > 100 and all(e["p_value"] is not None and 0 < e["false_fail_rate"] <= family
+                                      for e in sampled)
+    holm = stats.holm([e["p_value"] for e in sampled], family)
+    assert [e["false_fail_rate"] for e in sampled] == pytest.approx(list(holm.thresholds), rel=1e-12)
+    for e, rejected in zip(sampled, holm.rejected):
+        # A rejection is a refutation, unless a hidden constant or the sweep's bend withdrew it.
+        assert (e["verdict"] == "refuted") <= rejected
+        assert not rejected or e["verdict"] in ("refuted", "inconclusive")

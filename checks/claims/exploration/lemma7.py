@@ -17,9 +17,12 @@ Checks.  The update is
 -eta pi_{m_t}(Delta + alpha M f / t)(1{k = m_t} - pi_k) xbar, so its sign on v_n
 is exactly that of -<xbar, v_n> for m_t (and +<xbar, v_n> for every other
 expert), whatever the gate: every round is an independent trial, a single
-wrong sign is a counterexample, and the derived probability of a wrong sign is
-tested against the Monte Carlo fraction.  Sizes: the largest |<...>| over the
-exploration rounds, fitted against sigma0 (O(sigma0)).
+wrong sign is a counterexample (``ProportionEvidence``, ``at_most`` 0 on the
+wrong-sign count), and the derived probability of a wrong sign is tested
+against the Monte Carlo fraction (a ``Measurement``).  Sizes: the largest
+|<...>| over the exploration rounds, fitted against sigma0 (O(sigma0);
+``ScalingEvidence``).  Every entry is decided by the run's error control
+(checks/decide.py), which also reconciles the hidden constants' verdicts.
 
 Simulations are the exploration sweep of :mod:`checks.experiments.exploration_sweep`
 (same sweep, same hidden constants, same pool as Lemmas 1, 5, 8 and 9); entries are
@@ -29,20 +32,26 @@ are one list, ``SIGNAL_INTERPRETATIONS``, shown with both claims.
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 
+from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.experiments.exploration_entries import reconcile, scaling_entry, wilson
+from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
+from moecl_verify.checks.experiments.exploration_entries import scaling_entry
 from moecl_verify.checks.experiments.exploration_sweep import (
     BASE, CONSTANTS, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS, pool_for, simulate,
 )
-from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.stats import MeanTest
 from moecl_verify.checks.registry import Claim, register
 
 L7_SOURCE = "Appendix E, Lemma 7 and proof E.1"
 L7_MAG_ROUTED = "size: max over t <= T1 and n of abs<theta_{t+1} - theta_t, v_n>, routed expert"
 L7_MAG_OTHERS = "size: max over t <= T1, m != m_t and n of abs<theta_{t+1} - theta_t, v_n>"
+DERIVED_PART = "derived: P(wrong sign, own signal) (sigma_t = 0.1)"
 
 
 def wrong_sign_probability(V: np.ndarray, sigma_t: float, beta_max: float = 1.0) -> float:
@@ -58,8 +67,11 @@ def wrong_sign_probability(V: np.ndarray, sigma_t: float, beta_max: float = 1.0)
     return float(total / len(V))
 
 
-def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -> ClaimResult:
-    rows, k_all, n_all, example = [], 0, 0, None
+def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -> ProportionEvidence:
+    """Wrong signs per exploration round, one row per sigma0 (both hidden constants pooled): the statement is made
+    for every round, so this is :class:`ProportionEvidence` ``at_most`` 0 (one wrong sign refutes it; none leaves
+    it inconclusive), decided by the run's error control."""
+    rows, example = [], None
     for s0 in SIGMA0:
         k = n = 0
         for c in CONSTANTS:
@@ -72,19 +84,16 @@ def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -
                            f"{d['l7_cx_beta'][r]:.4f}, beta_t ||v||^2 = {d['l7_cx_signal_proj'][r]:.4f}, <noise, v> = "
                            f"{d['l7_cx_noise_proj'][r]:.4f}, <theta_(t+1) - theta_t, v> = "
                            f"{d['l7_cx_value'][r]:.3e} > 0")
-        lo, hi = wilson(k, n)
-        rows.append({"sigma0": s0, "wrong": k, "rounds": n, "fraction": k / n, "low": lo, "high": hi})
-        k_all, n_all = k_all + k, n_all + n
-    lo, hi = wilson(k_all, n_all)
-    verdict = "refuted" if k_all > 0 else "inconclusive"
-    by_s0 = ", ".join(f"{r['sigma0']:g}: {r['fraction']:.4f} [{r['low']:.4f}, {r['high']:.4f}]" for r in rows)
-    return ClaimResult(
-        id="lemma7", source=L7_SOURCE, kind="bound", form="stated", verdict=verdict, expected=0.0,
-        observed=k_all / n_all, stderr=(hi - lo) / (2 * 2.576), p_value=None, false_fail_rate=0.0, min_detectable=None,
+        rows.append(ProportionRow(s0, k, n))
+    k_all, n_all = sum(r.successes for r in rows), sum(r.trials for r in rows)
+    lo, hi = stats.wilson(k_all, n_all, 0.99)
+    return ProportionEvidence(
+        claim_id="lemma7", source=L7_SOURCE, kind="bound", form="stated", claim="at_most", bound=0.0, rows=tuple(rows),
         config={"features": BASE["features"], "part": part, "sigma_t": READINGS[reading], "wrong": k_all,
-                "rounds": n_all, "by_sigma0": rows, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
-        evidence=f"{part}: wrong sign in {k_all} of {n_all} exploration rounds ({k_all / n_all:.4f}, 99% Wilson "
-        f"[{lo:.4f}, {hi:.4f}]); by sigma0: {by_s0}. "
+                "rounds": n_all, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
+        what=f"{part}: wrong signs among the exploration rounds (both hidden constants) by sigma0",
+        note=f"Over the sweep: wrong sign in {k_all} of {n_all} exploration rounds ({k_all / n_all:.4f}, 99% Wilson "
+        f"[{lo:.4f}, {hi:.4f}]). "
         + (f"A single wrong sign refutes a statement made for every round{'; e.g. ' + example if example else ''}."
            if k_all else "No counterexample in these rounds; a universal sign claim cannot be confirmed by sampling.")
         + " The sign is exactly that of -<sum_i X_t,i, v_n> for the routed expert and +<sum_i X_t,i, v_n> for every "
@@ -93,7 +102,7 @@ def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -
     )
 
 
-def measure_lemma7(ctx: Context) -> list[ClaimResult]:
+def measure_lemma7(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | Measurement]:
     entries = []
     for c in CONSTANTS:
         data = [simulate(ctx, s0, c) for s0 in SIGMA0]
@@ -108,10 +117,10 @@ def measure_lemma7(ctx: Context) -> list[ClaimResult]:
             note=f"Each non-routed expert's step is pi_m / (1 - pi_mt) times the routed one's (Lemma 4's zero sum), "
             f"so 1/(M - 1) of it on average: measured (M - 1) x mean ratio = {ratio * (BASE['M'] - 1):.6f}; the "
             "M^-1 factor is exact, and M is fixed here, so only the sigma0 exponent is tested."))
-    entries = reconcile(entries)
+    own = _sign_entry(ctx, "sign: routed expert, own signal v_{n_t} (sigma_t = 0.1)", "l7_routed_own_wrong", "fixed",
+                      r"\langle \theta^{(m_t)}_{t+1} - \theta^{(m_t)}_t, v_{n_t}\rangle < 0")
     entries += [
-        _sign_entry(ctx, "sign: routed expert, own signal v_{n_t} (sigma_t = 0.1)", "l7_routed_own_wrong", "fixed",
-                    r"\langle \theta^{(m_t)}_{t+1} - \theta^{(m_t)}_t, v_{n_t}\rangle < 0"),
+        own,
         _sign_entry(ctx, "sign: routed expert, every signal v_n (sigma_t = 0.1)", "l7_routed_any_wrong", "fixed",
                     r"\langle \theta^{(m_t)}_{t+1} - \theta^{(m_t)}_t, v_n\rangle < 0\ \forall n"),
         _sign_entry(ctx, "sign: other experts, own signal v_{n_t} (sigma_t = 0.1)", "l7_others_own_wrong", "fixed",
@@ -119,33 +128,30 @@ def measure_lemma7(ctx: Context) -> list[ClaimResult]:
         _sign_entry(ctx, "sign: routed expert, own signal v_{n_t} (sigma_t = sigma0 / 4)", "l7_routed_own_wrong",
                     "scaled", r"\langle \theta^{(m_t)}_{t+1} - \theta^{(m_t)}_t, v_{n_t}\rangle < 0"),
     ]
-    entries.append(_derived_sign_probability(ctx, entries[-4]))
+    entries.append(derived_sign_probability(ctx, own.config["wrong"], own.config["rounds"]))
     return entries
 
 
-def _derived_sign_probability(ctx: Context, stated: ClaimResult) -> ClaimResult:
-    """The wrong-sign probability that eq. (9) and Definition 1 imply, against the Monte Carlo fraction."""
+def derived_sign_probability(ctx: Context, wrong: int, rounds: int) -> Measurement:
+    """The wrong-sign probability that eq. (9) and Definition 1 imply, against the Monte Carlo fraction of
+    ``wrong`` in ``rounds`` (every round an independent Bernoulli trial: the sign depends on that round's fresh
+    task and features only). A mean against a value (:class:`Measurement`): z = (fraction - p) / sqrt(p (1 - p) / n),
+    the score test whose inversion is the Wilson interval; confirmed when the run would detect a discrepancy of
+    half the derived probability."""
     V = pool_for(ctx.seed, SIGMA0[0]).V  # the same signals at every sigma0
     p = wrong_sign_probability(V, SIGMA_T, BASE["beta_max"])
-    k, n = stated.config["wrong"], stated.config["rounds"]
-    lo, hi = wilson(k, n, level=0.999)
-    if not lo <= p <= hi:
-        verdict, why = "refuted", "outside"
-    elif hi - lo <= p:  # the interval pins the probability within +-50%
-        verdict, why = "confirmed", "inside, and the interval is narrower than the probability itself"
-    else:
-        verdict, why = "inconclusive", "inside, but the interval is too wide to pin the probability down"
-    return ClaimResult(
-        id="lemma7", source="derived from eq. (9) and Definition 1", kind="probability", form="derived",
-        verdict=verdict, expected=p, observed=k / n, stderr=(hi - lo) / (2 * 3.29), p_value=None, false_fail_rate=1e-3,
-        min_detectable=(hi - lo) / 2,
-        config={"features": BASE["features"], "part": "derived: P(wrong sign, own signal) (sigma_t = 0.1)",
-                "sigma_t": SIGMA_T, "wrong": k, "rounds": n, "replicates": REPLICATES[ctx.budget.name],
-                "seed": ctx.seed},
-        evidence=f"P(<xbar_t, v_n_t> <= 0) = (1/N) sum_n int_0^1 Phi(-beta ||v_n|| / (sigma_t sqrt(s-1))) d beta = "
-        f"{p:.5f} (mpmath) for this pool; Monte Carlo {k}/{n} = {k / n:.5f}, 99.9% Wilson [{lo:.5f}, {hi:.5f}]: {why}. "
-        "With sigma_t fixed this probability does not depend on sigma0, so the wrong signs do not go away as sigma0 "
-        "shrinks; with sigma_t proportional to sigma0 it falls like sigma0.",
+    return Measurement(
+        claim_id="lemma7", source="derived from eq. (9) and Definition 1", kind="probability", form="derived",
+        config={"features": BASE["features"], "part": DERIVED_PART, "sigma_t": SIGMA_T, "wrong": wrong,
+                "rounds": rounds, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                "derivation": "P(<xbar_t, v_n_t> <= 0) = (1/N) sum_n int_0^1 Phi(-beta ||v_n|| / (sigma_t sqrt(s-1))) "
+                f"d beta = {p:.5f} (mpmath) for this pool. With sigma_t fixed this probability does not depend on "
+                "sigma0, so the wrong signs do not go away as sigma0 shrinks; with sigma_t proportional to sigma0 it "
+                "falls like sigma0."},
+        tests=(HorizonTest("every exploration round, all sigma0 and c",
+                           MeanTest(expected=p, observed=wrong / rounds, stderr=math.sqrt(p * (1 - p) / rounds),
+                                    n=rounds)),),
+        scale=p, resolution=0.5, horizon_name="pooled",
         formula=r"\Pr(\text{wrong sign}) = "
         r"\tfrac1N\sum_n \int_0^1 \Phi\big(-\beta\|v_n\|/(\sigma_t\sqrt{s-1})\big)d\beta",
     )
@@ -156,7 +162,7 @@ def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
     if not signs:
         return []
     derived = next((r for r in results if r.form == "derived"), None)
-    fractions = "; ".join(f"{r.config['part'][6:]}: {r.observed:.4f}" for r in signs)
+    fractions = "; ".join(f"{r.config['part'][6:]}: {r.config['wrong'] / r.config['rounds']:.4f}" for r in signs)
     return [Slip(
         id="lemma7.update_sign",
         location="Appendix E, Lemma 7 and proof E.1 ('grad L_aux > 0 for m_t, < 0 for m != m_t')",
@@ -180,6 +186,6 @@ register(Claim(
     preconditions=("exploration phase t <= T1", "Algorithm 1's scalings", "||v_n||_inf = O(1)"),
     measure=measure_lemma7, slips=slips_lemma7, interpretations=SIGNAL_INTERPRETATIONS,
     summary="During exploration the routed expert's gate moves against the signal, the others towards it.",
-    notes="Signs counted exactly per round (a wrong sign is a counterexample) with Wilson intervals, and checked "
+    notes="Signs counted exactly per round (a wrong sign is a counterexample), and the wrong-sign fraction checked "
     "against the derived wrong-sign probability; sizes through fitted exponents per hidden constant.",
 ))

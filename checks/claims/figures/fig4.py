@@ -13,6 +13,13 @@ of its tasks taken by its most used expert ("top share"; 1 = one expert does
 everything, 1/|set| = perfectly balanced), averaged over clusters.  All Gamma
 values share the same draws (paired comparisons; the simulations, shared with
 Figure 5, are in :mod:`checks.experiments.fig45_runs`).
+
+The statement is made for the setting, not for one draw of the ground truths,
+so it is measured on several task pools drawn independently of the replicate
+seed (:mod:`checks.experiments.pools`), one entry per pool (part "pool k").
+Each entry is a criterion "Delta > 0 in every case" (``Measurement``, rule
+``positive``), decided by the run's error control (:mod:`checks.decide`).
+The routing artifact shows pool 0 only.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import fig45_runs
+from moecl_verify.checks.experiments.fig2_runs import POOL_NOTE
 from moecl_verify.checks.experiments.fig45_runs import (
     BASE, FIG4_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, measurement, paired,
 )
+from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import Measurement
 from moecl_verify.checks.registry import Claim, register
 
@@ -46,20 +55,23 @@ def top_share(run, K: int) -> np.ndarray:
 
 
 def measure_fig4_balance(ctx: Context) -> list[Measurement]:
-    shares = {g: top_share(fig45_runs.run(ctx, FIG4_N, g), BASE["K"]) for g in GAMMAS}
-    tests = [paired(f"{big} vs {small}", shares[big], shares[small]) for big, small in zip(LARGE, SMALL)]
     criterion = (
         "Gamma <= lambda balances load within expert sets better than Gamma > lambda: Delta = E[top share | "
         "Gamma > lambda] - E[top share | Gamma <= lambda] (paired draws)"
     )
-    return [measurement(ctx, "fig4.balance", "Appendix A.4, Figure 4", criterion, tests, FIG4_N)]
+    out = []
+    for k in pool_indices(ctx.budget.name):
+        shares = {g: top_share(fig45_runs.run(ctx, FIG4_N, g, k), BASE["K"]) for g in GAMMAS}
+        tests = [paired(f"{big} vs {small}", shares[big], shares[small]) for big, small in zip(LARGE, SMALL)]
+        out.append(measurement(ctx, "fig4.balance", "Appendix A.4, Figure 4", criterion, tests, FIG4_N, k))
+    return out
 
 
 def fig4_routing(ctx: Context) -> dict:
-    """Task and routed expert per round of replicate 0, per Gamma (Figure 4's picture)."""
-    out = {"T": BASE["T"], "M": BASE["M"], "N": FIG4_N, "panels": []}
+    """Task and routed expert per round of replicate 0 on task pool 0, per Gamma (Figure 4's picture)."""
+    out = {"T": BASE["T"], "M": BASE["M"], "N": FIG4_N, "pool": 0, "pool_seed": POOL_SEED, "panels": []}
     for name in GAMMAS:
-        run = fig45_runs.run(ctx, FIG4_N, name)
+        run = fig45_runs.run(ctx, FIG4_N, name, 0)
         out["panels"].append(
             {
                 "Gamma": name,
@@ -82,7 +94,8 @@ register(
         measure=measure_fig4_balance,
         interpretations=INTERPRETATIONS,
         summary=SUMMARY,
-        notes="Qualitative statement about an Appendix A.4 figure, decided by the criterion in the evidence.",
+        notes="Qualitative statement about an Appendix A.4 figure, decided by the criterion in the evidence. "
+        + POOL_NOTE + " The routing figure shows replicate 0 of pool 0.",
         artifacts=(("fig4_routing", fig4_routing),),
     )
 )

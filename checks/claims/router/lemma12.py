@@ -16,8 +16,11 @@ to span X_t: it rests on Lemma 3, which is false in general.
 How it is checked: the sympy gradient and its vanishing condition; an exact rational counterexample under
 the proof's own premise (the routed expert's previous task had the same ground truth); Algorithm 1 simulated
 (record_rounds, expert models replayed from the draws) for how often a correctly routed round after T1
-has a nonzero gradient (M > N); the M < N bound and the proof's premise ||w_{n_t} - w_{t-1}||_inf =
-O(sigma0^1.5) as scaling laws over a sigma0 sweep with clustered tasks, two hidden constants.
+has a nonzero gradient (M > N; :class:`checks.evidence.ProportionEvidence`, "at most 0" on the count of
+such rounds: one refutes the universal statement, none cannot confirm it); the M < N bound and the
+proof's premise ||w_{n_t} - w_{t-1}||_inf = O(sigma0^1.5) as scaling laws over a sigma0 sweep with
+clustered tasks, one entry per hidden constant (:class:`checks.evidence.ScalingEvidence`).  The sampled
+entries are decided by the run's error control (:mod:`checks.decide`).
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
+from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
-from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_constants
+from moecl_verify.checks.scaling import fit_exponent
 from moecl_verify.numeric.expert import min_norm_update
 from moecl_verify.numeric.gate import softmax
 from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
@@ -198,7 +202,7 @@ def _l12(part: str, verdict: str, evidence: str, formula: str, form: str = "stat
     return dataclasses.replace(res, form=form) if form != "stated" else res
 
 
-def measure_lemma12(ctx: Context) -> list[ClaimResult]:
+def measure_lemma12(ctx: Context) -> list:
     out = []
     g_ok = _gradient_matches()
     out.append(_l12("derived.gradient", "confirmed" if g_ok else "refuted",
@@ -239,28 +243,41 @@ def measure_lemma12(ctx: Context) -> list[ClaimResult]:
     med_grad = float(np.median(rep["grad"][moved])) if n_moved else 0.0
     multi = float(np.mean([(np.bincount(s, minlength=SIM_GT["N"]) >= 2).any() for s in rep["run"].expert_sets]))
     consistent = bool(np.allclose(rep["w"], rep["run"].w))
-    # One correctly routed round that moves the expert refutes the universal statement; a replay that disagrees
-    # with the engine decides nothing.
-    verdict = "refuted" if n_moved > 0 and consistent else "inconclusive"
-    out.append(_l12(
-        "statement.M>N simulated", verdict,
+    # "grad L_loc = 0 for every correctly routed round" is a universal statement: the count of correctly routed
+    # rounds that moved the expert is evidence against "P(moved) <= 0" (one such round refutes it; none cannot
+    # show "never"). A replay that disagrees with the engine decides nothing.
+    what = (
         f"Algorithm 1 (N = {SIM_GT['N']}, M = {SIM_GT['M']}, d = {SIM_GT['d']}, s = {SIM_GT['s']}, sigma0 = "
         f"{SIM_GT['sigma0']}, eta = alpha = sigma0^0.5, lambda = sigma0^1.25, v = w / sigma0, T = 3 T1 = "
         f"{3 * T1}, {SIM_GT_REPLICATES[ctx.budget.name]} replicates; expert models replayed from the draws, equal to "
-        f"the engine's: {consistent}): of {n_correct} rounds t > T1 routed to an expert of M_(n_t), {n_moved} "
-        f"({n_moved / max(n_correct, 1):.1%}) moved the expert (Delta > {MOVE_TOL:g} ||w_n||^2), so grad L_loc != 0 "
-        f"there (median ||grad||_inf {med_grad:.3g}); {frac_rep:.0%} of replicates have such a round. Under the "
+        f"the engine's: {consistent}): rounds t > T1 routed to an expert of M_(n_t) (each such round a trial, the "
+        f"replicates pooled) that moved the expert (Delta > {MOVE_TOL:g} ||w_n||^2, so grad L_loc != 0 there)"
+    )
+    note = (
+        f"Of {n_correct} correctly routed rounds, {n_moved} ({n_moved / max(n_correct, 1):.1%}) moved the expert "
+        f"(median ||grad||_inf {med_grad:.3g}); {frac_rep:.0%} of replicates have such a round. Under the "
         f"proof's premise (the expert's previous task had the same ground truth): {n_premise_moved} of {n_premise} "
-        f"rounds moved it. Final sets with "
-        f"some |M_n| >= 2: {multi:.0%} of replicates (the proof's '|M_n| = 1' does not hold)",
-        r"m_t \in \mathcal M_n,\ t > T_1 \Rightarrow \nabla L_{loc} = 0",
-        kind="bound", features=SIM_GT["features"], replicates=SIM_GT_REPLICATES[ctx.budget.name],
-        rounds_correct=n_correct, rounds_moved=n_moved, rounds_premise=n_premise,
-        rounds_premise_moved=n_premise_moved))
+        f"rounds moved it. Final sets with some |M_n| >= 2: {multi:.0%} of replicates (the proof's '|M_n| = 1' "
+        "does not hold)"
+    )
+    formula = r"m_t \in \mathcal M_n,\ t > T_1 \Rightarrow \nabla L_{loc} = 0"
+    sim_config = dict(features=SIM_GT["features"], replicates=SIM_GT_REPLICATES[ctx.budget.name],
+                      rounds_correct=n_correct, rounds_moved=n_moved, rounds_premise=n_premise,
+                      rounds_premise_moved=n_premise_moved)
+    if not consistent or n_correct == 0:
+        reason = ("the replayed expert models disagree with the engine's, so the counts decide nothing"
+                  if not consistent else "no round after T1 was routed to an expert of its task's set")
+        out.append(_l12("statement.M>N simulated", "inconclusive", f"{what}: {reason}. {note}", formula,
+                        kind="bound", **sim_config))
+    else:
+        out.append(ProportionEvidence(
+            claim_id="lemma12", source=L12_SOURCE, kind="bound", form="stated",
+            config={"features": sim_config["features"], "part": "statement.M>N simulated", **sim_config},
+            formula=formula, what=what, rows=(ProportionRow(None, n_moved, n_correct),),
+            claim="at_most", bound=0.0, note=note))
 
-    # M < N: the bound and the proof's premise as scaling laws.
+    # M < N: the bound and the proof's premise as scaling laws, one entry per hidden constant.
     for what, law_k, label in (("grad", 1.5, "statement.M<N"), ("resid", 1.5, "proof.M<N premise")):
-        verdicts, fits = {}, {}
         for c in CONSTANTS:
             samples, counts = [], []
             for s0 in SIGMA0:
@@ -268,41 +285,31 @@ def measure_lemma12(ctx: Context) -> list[ClaimResult]:
                                      lambda s0=s0, c=c: _lt_stats(ctx, s0, c))
                 samples.append(g if what == "grad" else r)
                 counts.append(n)
+            quantity = ("max over rounds t > T1 routed within the task's cluster of ||grad L_loc||_inf" if what == "grad"
+                        else "max over the same rounds of ||w_{n_t} - w^(m_t)_{t-1}||_inf (the proof's 'O(sigma0^1.5)')")
+            desc = (f"{quantity}, clustered tasks (N = {SIM_LT['N']}, K = {SIM_LT['K']}, M = {SIM_LT['M']}, "
+                    f"intra-cluster gap sigma0^1.5), Algorithm 1 scalings with hidden constant c = {c:g}, T = 2 T1; "
+                    f"replicates with such a round per sigma0: {counts}")
+            note = ("The gradient is Delta pi (1 - pi) xbar with Delta a squared norm, so a residual of order "
+                    "sigma0 already gives sigma0^2." if what == "grad" else "")
+            source = L12_SOURCE + (" (M < N)" if what == "grad" else " (M < N, proof step)")
+            formula = (r"\|\nabla_{\theta^{(m)}_t}L^t_{loc}\|_\infty = O(\sigma_0^{1.5})" if what == "grad"
+                       else r"\|w_{n_t}-w^{(m_t)}_{t-1}\|_\infty = O(\sigma_0^{1.5})")
+            config = {"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
+                      "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
+                      "replicates": SIM_LT_REPLICATES[ctx.budget.name]}
             if min(counts) < 2:
-                verdicts[c], fits[c] = "inconclusive", (None, "too few replicates with a correctly routed round", counts)
+                res = exact_result("lemma12", source, "scaling", config.pop("part"), "inconclusive",
+                                   f"{desc}: too few replicates with a correctly routed round to fit an exponent. "
+                                   + note, formula, **{k: v for k, v in config.items() if k != "features"})
+                out.append(res)
                 continue
             fit = fit_exponent(list(SIGMA0), samples, generator_for(ctx.seed, "lemma12", what, str(c)),
                                resamples=BOOTSTRAP)
-            v, reason = decide_scaling(fit, "O", law_k)
-            verdicts[c], fits[c] = v, (fit, reason, counts)
-        final = reconcile_constants(verdicts)
-        for c in CONSTANTS:
-            fit, reason, counts = fits[c]
-            quantity = ("max over rounds t > T1 routed within the task's cluster of ||grad L_loc||_inf" if what == "grad"
-                        else "max over the same rounds of ||w_{n_t} - w^(m_t)_{t-1}||_inf (the proof's 'O(sigma0^1.5)')")
-            ev = (f"{quantity}, clustered tasks (N = {SIM_LT['N']}, K = {SIM_LT['K']}, M = {SIM_LT['M']}, "
-                  f"intra-cluster gap sigma0^1.5), Algorithm 1 scalings with hidden constant c = {c:g}, T = 2 T1; "
-                  f"replicates with such a round per sigma0: {counts}: " + (f"{fit}" if fit else "no fit")
-                  + f". Claim O(sigma0^{law_k}): {final[c]}, because {reason}"
-                  + ("" if final[c] == verdicts[c] else f" (other constant disagrees: {verdicts[c]} -> {final[c]})"))
-            if what == "grad":
-                ev += (". The gradient is Delta pi (1 - pi) xbar with Delta a squared norm, so a residual of order "
-                       "sigma0 already gives sigma0^2")
-            out.append(ClaimResult(
-                id="lemma12", source=L12_SOURCE + (" (M < N)" if what == "grad" else " (M < N, proof step)"),
-                kind="scaling", form="stated", verdict=final[c], expected=law_k,
-                observed=fit.exponent if fit else None,
-                stderr=((fit.high - fit.low) / 2 / 2.576) if fit else None, p_value=None,
-                false_fail_rate=(1 - fit.level) if fit else None, min_detectable=0.1,
-                config={"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
-                        "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
-                        "replicates": SIM_LT_REPLICATES[ctx.budget.name],
-                        "means": [{"sigma0": s, "mean": m} for s, m in zip(SIGMA0, fit.means)] if fit else [],
-                        **(fit.summary() if fit else {})},
-                evidence=ev,
-                formula=(r"\|\nabla_{\theta^{(m)}_t}L^t_{loc}\|_\infty = O(\sigma_0^{1.5})" if what == "grad"
-                         else r"\|w_{n_t}-w^{(m_t)}_{t-1}\|_\infty = O(\sigma_0^{1.5})"),
-            ))
+            config["means"] = [{"sigma0": s, "mean": m} for s, m in zip(SIGMA0, fit.means)]
+            out.append(ScalingEvidence(
+                claim_id="lemma12", source=source, config=config, formula=formula, what=desc, fit=fit, law="O",
+                exponent=law_k, tolerance=0.1, note=note))
     return out
 
 

@@ -30,9 +30,14 @@ M = 6, d = 10, s = 6, v_n = w_n / sigma0, sigma0 in {0.4, 0.2, ..., 0.00625}
 :mod:`checks.claims.router.prop2` at t1 (:mod:`checks.experiments.gate_training`),
 replayed per round by :mod:`numeric.phase_trace`
 (:mod:`checks.experiments.router_phase`).  The ordering: the fraction of
-replicates in which it holds at every round of the phase and for every pair
-(99% Wilson intervals, trend as sigma0 shrinks); the proof's asymptotic steps:
-fitted exponents (:mod:`checks.scaling`).
+replicates in which it holds at every round of the phase and for every pair,
+per sigma0 (:class:`~checks.evidence.ProportionEvidence` with the "vanishing" rule: 1 - o(1) as sigma0
+shrinks); the proof's asymptotic steps: fitted exponents (:class:`~checks.evidence.ScalingEvidence`).
+Where a measured mean of eq. (35)'s gap is not positive, no power law fits, and the step is instead the
+criterion "the mean gap is positive at every sigma0" (a :class:`~checks.model.Measurement` with
+``rule="positive"``), since Omega(sigma0^0.5) needs a positive lower bound.  Every entry is decided by
+the run's error control (:mod:`checks.decide`), which also reconciles the entries of the two hidden
+constants.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.experiments.gate_training import CONSTANTS
+from moecl_verify.checks.experiments.gate_training import BASE, CONSTANTS
 from moecl_verify.checks.experiments.router_phase import (
     NO_TERMINATION,
     PHASE_NOTES,
@@ -50,12 +55,12 @@ from moecl_verify.checks.experiments.router_phase import (
     phases,
     probability_entry,
     probability_rows,
-    reconciled,
     refuted_part_slips,
     scaling_entry,
     share_note,
 )
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks import stats
+from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 
 SOURCE13 = "Appendix E, Lemma 13 (eq. 33) and proof E.7"
@@ -73,7 +78,7 @@ LEMMA13_READING = Interpretation(
 # ----------------------------------------------------------------------------- entries
 
 
-def measure_lemma13(ctx: Context) -> list[ClaimResult]:
+def measure_lemma13(ctx: Context) -> list:
     out = []
     for c in CONSTANTS:
         ph = phases(ctx, c)
@@ -100,19 +105,31 @@ def measure_lemma13(ctx: Context) -> list[ClaimResult]:
             r"\|\theta^{(m)}_{t_1} - \theta^{(m')}_{t_1}\|_\infty = O(\sigma_0 \eta^{-0.5}) = O(\sigma_0^{0.75}),\ "
             r"m \in \mathcal{M}_n, m' \in \mathcal{M}_{n'}",
             "largest ||theta_m - theta_m'||_inf at Theta_t1 over experts in different eq. (11) sets"))
-    return reconciled(out)
+    return out
 
 
-def _scaling_or_sign(ctx, claim_id, source, part, c, law, k, samples, formula, what) -> ClaimResult:
-    """A scaling entry, or -- when a measured mean is not positive, so no power law fits -- a refutation of Omega."""
+def _scaling_or_sign(ctx, claim_id, source, part, c, law, k, samples, formula, what):
+    """A scaling entry's evidence, or -- when a measured mean is not positive, so no power law fits -- the
+    criterion "the mean is positive at every sigma0" (Omega needs a positive lower bound), as a
+    :class:`Measurement` with ``rule="positive"``: refuted by the run's error control only where a mean is
+    significantly negative."""
     means = [float(np.nanmean(s)) for s in samples]
     if all(m > 0 for m in means):
         return scaling_entry(ctx, claim_id, source, part, c, law, k, samples, formula, what)
-    bad = ", ".join(f"sigma0 = {s0:g}: {m:.3g}" for s0, m in zip(SWEEP, means) if m <= 0)
-    return exact_result(
-        claim_id, source, "scaling", f"{part}, c = {c:g}", "refuted",
-        f"{what}: the mean is not positive at {bad}, so it is not Omega(sigma0^{k}) (no positive lower bound).",
-        formula, hidden_constant=c, measured=[{"sigma0": s0, "mean": m} for s0, m in zip(SWEEP, means)])
+    clean = [np.asarray(s, dtype=float)[np.isfinite(s)] for s in samples]
+    config = {"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
+              "seed": ctx.seed, "measured": [{"sigma0": s0, "mean": m} for s0, m in zip(SWEEP, means)]}
+    if any(x.size < 2 for x in clean):
+        return exact_result(
+            claim_id, source, "scaling", config.pop("part"), "inconclusive",
+            f"{what}: the mean is not positive at some sigma0, and a sigma0 has fewer than 2 measured replicates, "
+            "so the sign cannot be tested.", formula, **{key: v for key, v in config.items() if key != "features"})
+    return Measurement(
+        claim_id=claim_id, source=source, kind="scaling", form="stated", config=config,
+        tests=tuple(HorizonTest(f"sigma0={s0:g}", stats.mean_test(x, 0.0)) for s0, x in zip(SWEEP, clean)),
+        scale=1.0, rule="positive", horizon_name="case",
+        formula=f"{what} > 0 at every sigma0 (Omega(sigma0^{k}) needs a positive lower bound; no power law fits "
+        "a mean that is not positive)")
 
 
 # ----------------------------------------------------------------------------- slips

@@ -13,15 +13,18 @@ lambda = Gamma = c sigma0^1.25, T1 = ceil(M/eta), hidden constant c in
 {1, 0.5}), N = 3, M = 6, d = 10, s = 6, v_n = w_n / sigma0, Definition 1
 features, sigma0 in {0.4, 0.2, ..., 0.00625} (halving, 64x), T = T1 + 300; traced per
 round (:mod:`numeric.phase_trace`; :mod:`checks.experiments.router_phase` holds the
-shared runs and the decision rules).
+shared runs and builds the evidence).
 
-* prop1, probability entries ("1 - o(1)": probability per sigma0 with 99%
-  Wilson intervals and its trend as sigma0 shrinks): (a) the eq. (11) set of
-  every expert is the same at every Theta_t, t = T1+1..T; (a, routed reading)
-  after T1 each expert is routed tasks of a single n only; (b) every expert's
-  model is unchanged in rounds T1+2..T (a move of squared size <= 1e-20 times
-  mean ||w_n||^2 counts as no move); and (a) in the proof's setting, the gate
-  still training (no termination) over the router-learning phase T1+1..t1.
+* prop1, probability entries ("1 - o(1)": probability per sigma0 and its trend
+  as sigma0 shrinks, :class:`~checks.evidence.ProportionEvidence` with the
+  "vanishing" rule, one entry per hidden constant, decided by the run's error
+  control in :mod:`checks.decide`, which also reconciles the constants): (a) the
+  eq. (11) set of every expert is the same at every Theta_t, t = T1+1..T; (a,
+  routed reading) after T1 each expert is routed tasks of a single n only; (b)
+  every expert's model is unchanged in rounds T1+2..T (a move of squared size
+  <= 1e-20 times mean ||w_n||^2 counts as no move); and (a) in the proof's
+  setting, the gate still training (no termination) over the router-learning
+  phase T1+1..t1.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ from moecl_verify.checks.experiments.router_phase import (
     phase,
     probability_entry,
     probability_rows,
-    reconciled,
     share_range,
 )
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
@@ -65,7 +67,7 @@ SET_READING, UNCHANGED = (
 )
 
 
-def measure_prop1(ctx: Context) -> list[ClaimResult]:
+def measure_prop1(ctx: Context) -> list:
     out = []
     for c in CONSTANTS:
         alg = {s0: algorithm1(ctx, s0, c) for s0 in SWEEP}
@@ -104,7 +106,7 @@ def measure_prop1(ctx: Context) -> list[ClaimResult]:
                 "training (the router-learning phase the proof's Lemma 13 covers; prop2's runs)",
                 extra={"T": "t1 = ceil(M / (eta sigma0^0.25))", "replicates": int(ph[SWEEP[0]].stable.size)}),
         ]
-    return reconciled(out)
+    return out
 
 
 def prop1_slips(results: list[ClaimResult]) -> list[Slip]:

@@ -16,8 +16,10 @@ pairs and tasks.
 Sweep (:mod:`checks.experiments.gate_training`, which also measures the gaps):
 sigma0 in {0.4, 0.2, 0.1, 0.05, 0.025}, eta = alpha = sigma0^0.5,
 lambda = sigma0^1.25, no termination, v_n = w_n / sigma0, N = 3, M = 6,
-Definition 1 features.  Fitted exponents with 99% bootstrap intervals, decided
-by :func:`checks.scaling.decide_scaling`.
+Definition 1 features.  Fitted exponents with their bootstrap standard errors
+(:class:`checks.evidence.ScalingEvidence`, tolerance 0.15 on the exponent), one
+entry per hidden constant, decided by the run's error control
+(:mod:`checks.decide`), which also reconciles the entries of the two constants.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.gate_training import BASE, CONSTANTS, REPLICATES, SWEEPS, measure_at
+from moecl_verify.checks.evidence import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
 from moecl_verify.checks.registry import Claim, register
-from moecl_verify.checks.scaling import decide_scaling, fit_exponent, reconcile_entries
+from moecl_verify.checks.scaling import fit_exponent
 from moecl_verify.numeric.seeding import generator_for
 
 SOURCE = "Section 4, Proposition 2, eq. (12)-(13); Appendix F"
@@ -44,53 +47,43 @@ INTERPRETATIONS = (
 )
 
 
-def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) -> ClaimResult:
+def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) -> ScalingEvidence:
+    """The fitted exponent of one gap against the budget's sweep at hidden constant c (tolerance 0.15)."""
     clean = [s[np.isfinite(s)] for s in samples]
     sweep = SWEEPS[ctx.budget.name]
     fit = fit_exponent(list(sweep), clean, generator_for(ctx.seed, "prop2", "bootstrap", part, str(c)))
-    verdict, reason = decide_scaling(fit, law, k, tolerance=0.15)
     rounds = [measure_at(ctx, s0, which, c)["T"] for s0 in sweep]
-    part = f"{part}, c = {c:g}"
-    return ClaimResult(
-        id=f"prop2.{which}",
+    return ScalingEvidence(
+        claim_id=f"prop2.{which}",
         source=SOURCE,
-        kind="scaling",
-        form="stated",
-        verdict=verdict,
-        expected=k,
-        observed=fit.exponent,
-        stderr=(fit.high - fit.low) / (2 * 2.576),
-        p_value=None,
-        false_fail_rate=1 - fit.level,
-        min_detectable=0.15,
-        config={"features": BASE["features"], "part": part, **BASE, "law": f"{law}(sigma0^{k})", "hidden_constant": c, **fit.summary(),
+        fit=fit,
+        law=law,
+        exponent=k,
+        tolerance=0.15,
+        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
                 "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
-                "means": [{"sigma0": s0, "rounds": T, "mean_gap": m, "used_replicates": int(c.size)}
-                          for s0, T, m, c in zip(sweep, rounds, fit.means, clean)]},
-        evidence=f"{part} gap against sigma0: {fit}. Claim {law}(sigma0^{k}): {verdict}, because {reason}.",
+                "means": [{"sigma0": s0, "rounds": T, "mean_gap": m, "used_replicates": int(x.size)}
+                          for s0, T, m, x in zip(sweep, rounds, fit.means, clean)]},
+        what=f"{part}, c = {c:g} gap",
         formula=r"|h_m - h_{m'}| = " + ("O" if law == "O" else r"\Theta") + r"(\sigma_0^{" + str(k) + "})",
     )
 
 
-def _reconciled(entries: list[ClaimResult]) -> list[ClaimResult]:
-    """Per measured quantity, a refutation that another hidden constant contradicts becomes inconclusive."""
-    return reconcile_entries(entries)
-
-def measure_t1(ctx: Context) -> list[ClaimResult]:
+def measure_t1(ctx: Context) -> list[ScalingEvidence]:
     out = []
     for c in CONSTANTS:
         data = [measure_at(ctx, s0, "t1", c) for s0 in SWEEPS[ctx.budget.name]]
         out.append(_entry(ctx, "within a set at t1", "O", 1.75, [d["within"] for d in data], "t1", c))
         out.append(_entry(ctx, "between sets at t1", "Theta", 0.75, [d["between"] for d in data], "t1", c))
-    return _reconciled(out)
+    return out
 
 
-def measure_t2(ctx: Context) -> list[ClaimResult]:
+def measure_t2(ctx: Context) -> list[ScalingEvidence]:
     out = []
     for c in CONSTANTS:
         data = [measure_at(ctx, s0, "t2", c) for s0 in SWEEPS[ctx.budget.name]]
         out.append(_entry(ctx, "all pairs at t2", "O", 1.75, [d["overall"] for d in data], "t2", c))
-    return _reconciled(out)
+    return out
 
 
 _SLIP_TEXT = {
@@ -104,7 +97,7 @@ _SLIP_TEXT = {
 
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
-    """One slip per measured gap refuted at every hidden constant (reconciliation has already run)."""
+    """One slip per measured gap refuted at every hidden constant (decide.py has already reconciled them)."""
     out = []
     for quantity, (slip_id, location, stated) in _SLIP_TEXT.items():
         entries = [r for r in results if r.config["part"].startswith(quantity + ", c =")]
@@ -134,7 +127,7 @@ for claim_id, fn, summary in (
         measure=fn, interpretations=INTERPRETATIONS, summary=summary,
         slips=slips,
         notes="Fitted exponents of the measured gaps against sigma0 (smoke: [0.025, 0.4]; standard: down to "
-        "0.00625; full: down to 0.003125) with 99% bootstrap intervals "
+        "0.00625; full: down to 0.003125) with bootstrap standard errors, decided under the run's error control "
         "(tolerance 0.15 on the exponent), one entry per hidden constant c in {1, 0.5} of the hyperparameters' "
         "scalings, so the verdict's sensitivity to it is visible. The log-log plot shows the measured gaps with the fitted and claimed slopes.",
     ))

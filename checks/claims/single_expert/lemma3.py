@@ -22,7 +22,11 @@ Check.  One expert, schedule (a, n, n): it learns task a, then task n twice;
 the statement says the third round does not move it.  Entries: the statement
 (E||w_3 - w_2||^2 = 0) and the derived conditional expectation (paired: per
 replicate, ||w_3 - w_2||^2 minus its predicted conditional mean), under both
-feature models; plus the smallest counterexample in exact numbers.
+feature models (mean evidence, ``Measurement``, decided by the run's error
+control, :mod:`checks.decide`); plus the smallest counterexample in exact
+numbers.  One pool per run, drawn from the replicate seed: the step is nonzero
+and its conditional mean is as derived for every pool, so the verdicts do not
+depend on it.
 """
 
 from __future__ import annotations

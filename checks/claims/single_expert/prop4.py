@@ -11,7 +11,16 @@ Check.  Expected-value identities, tested against the batched single-expert
 simulator (:mod:`numeric.single_expert`) at several horizons, under both
 feature models: ``gaussian`` (what the proof's rotational-symmetry step needs,
 assumption A1 of :mod:`theory.single_expert`) and ``definition1`` (the paper's
-own data model).  Each of the paper's forms and our derived form is one entry.
+own data model).  Each of the paper's forms and our derived form is one entry:
+mean evidence (a ``Measurement``, z-test per horizon), decided by the run's
+error control (:mod:`checks.decide`).
+
+Pool: one pool W per run, drawn from the replicate seed (reading
+``pool_fixed``).  Unlike Theorems 1-2 (several pools,
+:mod:`checks.experiments.pools`), the verdicts here do not depend on the pool:
+the derived forms are identities in S and D for every W, and the printed forms
+miss terms that are positive multiples of S or D, nonzero for every
+non-degenerate pool; only the size of the gap in standard errors moves with W.
 
 Configuration choice: d = 10, s = 6 (Appendix A.2), so r = 0.4 and the terms
 in which the forms differ are of order D at the early horizons tested; the

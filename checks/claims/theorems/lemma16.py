@@ -19,8 +19,12 @@ expectation, mean 0 at t in {3, 10, 30}.  Routers: a fixed oracle router
 (routing independent of the features, the setting in which the derivation is
 valid) and the learned gate of Algorithm 1 (routing depends on X_t through
 the gate, which the proof ignores); feature models gaussian and definition1.
-The 'frozen after T1' part is reported with the fraction of replicates whose
-experts still moved after T1.
+The recursion entries are mean evidence (``Measurement``), decided by the
+run's error control (:mod:`checks.decide`).  The 'frozen after T1' part is an
+exact entry, inconclusive for a stated reason, reported with the fraction of
+replicates whose experts still moved after T1.  One pool per run, drawn from
+the replicate seed: eq. (42) is an identity given the routing for every pool,
+so the verdicts do not depend on it.
 """
 
 from __future__ import annotations

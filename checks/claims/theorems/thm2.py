@@ -20,8 +20,12 @@ Check of eq. (22): as Theorem 1's, in expectation over the whole run at the
 realized counts (paired), N = 6, K = 2 clusters, M = 4 (K ln K = 1.4),
 sigma0 = 0.4, T1 = 8, T = 200, both feature models (simulated in
 :mod:`checks.experiments.thm2_runs`; Psi1, Psi2 and the right-hand side in
-:mod:`checks.experiments.theorem_bounds`).  Also read conditionally on the
-routing (:mod:`checks.experiments.conditional_reading`) and at Figure 2's
+:mod:`checks.experiments.theorem_bounds`): criterion evidence (a
+``Measurement`` with rule ``positive``) per pool of the budget (part ``pool k``,
+:mod:`checks.experiments.pools`, pools drawn independently of the replicate
+seed), decided by the run's error control (:mod:`checks.decide`).  Also read
+conditionally on the routing (:mod:`checks.experiments.conditional_reading`,
+an exact entry scanning pool 0's realized sequences) and at Figure 2's
 configuration with M = 5 (:mod:`checks.experiments.theorems_at_fig2`).
 """
 
@@ -37,33 +41,40 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
 
 SOURCE = "Section 5.2, Theorem 2, eq. (21)-(22); proof Appendix J"
+# The conditional reading scans the realized sequences of pool 0's gaussian run (an exact evaluation).
+CONDITIONAL_POOL = 0
 
 
 def measure_generalization(ctx: Context) -> list:
     out = []
     r = 1 - CONFIG["s"] / CONFIG["d"]
-    for features in ("gaussian", "definition1"):
-        pool, cfg, run = thm2_runs.run(ctx, features)
-        T1 = cfg.exploration_rounds
-        psi1, psi2 = psi(pool.W, CONFIG["K"])
-        x = eq22_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D, psi1, psi2) - run.generalization[:, -1]
-        config = {"features": features, **CONFIG, "T1": T1, "r": r, "S": pool.S, "D": pool.D, "Psi1": psi1,
-                  "Psi2": psi2, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed}
-        out.append(Measurement(claim_id="thm2.generalization", source=SOURCE, kind="bound", form="stated",
-                               config=config, tests=(HorizonTest(f"T={CONFIG['T']}", stats.mean_test(x, 0.0)),),
-                               scale=pool.S + pool.D,
-                               formula="E[G_T] < E[eq. (22) RHS at the realized counts, inner tau read as tau']: "
-                               "Delta = E[RHS - G_T] > 0",
-                               rule="positive", horizon_name="case"))
-    pool, cfg, run = thm2_runs.run(ctx, "gaussian")
+    for k in thm2_runs.pools(ctx):
+        for features in ("gaussian", "definition1"):
+            pool, cfg, run = thm2_runs.run(ctx, features, k)
+            T1 = cfg.exploration_rounds
+            psi1, psi2 = psi(pool.W, CONFIG["K"])
+            x = eq22_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D, psi1, psi2) - run.generalization[:, -1]
+            config = {"features": features, **thm2_runs.pool_config(k), **CONFIG, "T1": T1, "r": r, "S": pool.S,
+                      "D": pool.D, "Psi1": psi1, "Psi2": psi2, "replicates": REPLICATES[ctx.budget.name],
+                      "seed": ctx.seed}
+            out.append(Measurement(claim_id="thm2.generalization", source=SOURCE, kind="bound", form="stated",
+                                   config=config,
+                                   tests=(HorizonTest(f"pool {k}, T={CONFIG['T']}", stats.mean_test(x, 0.0)),),
+                                   scale=pool.S + pool.D,
+                                   formula="E[G_T] < E[eq. (22) RHS at the realized counts, inner tau read as tau']: "
+                                   "Delta = E[RHS - G_T] > 0",
+                                   rule="positive", horizon_name="case"))
+    k = CONDITIONAL_POOL
+    pool, cfg, run = thm2_runs.run(ctx, "gaussian", k)
     psi1, psi2 = psi(pool.W, CONFIG["K"])
     lhs = conditional_errors(pool.W, run.tasks, run.chosen, CONFIG["M"], r)["generalization"][:, -1]
     rhs = eq22_rhs(run.chosen, CONFIG["M"], cfg.exploration_rounds, r, pool.S, pool.D, psi1, psi2)
     count, text = conditional_reading.realized(lhs, rhs, pool.S + pool.D, False,
-                                               f"N = 6, K = 2, M = 4, gaussian, T = {CONFIG['T']}")
+                                               f"N = 6, K = 2, M = 4, gaussian, pool {k}, T = {CONFIG['T']}")
+    pool_ids = {key: v for key, v in thm2_runs.pool_config(k).items() if key != "part"}
     out.append(conditional_reading.entry(
         "thm2.generalization", SOURCE, "bound", "E[G_T | routing] < eq. (22) RHS(routing) for every sequence", None,
-        count, text, features="gaussian", **CONFIG, T1=cfg.exploration_rounds, r=r, S=pool.S, D=pool.D,
+        count, text, features="gaussian", **pool_ids, **CONFIG, T1=cfg.exploration_rounds, r=r, S=pool.S, D=pool.D,
         Psi1=psi1, Psi2=psi2, replicates=REPLICATES[ctx.budget.name], seed=ctx.seed))
     return out + theorems_at_fig2.thm2_generalization(ctx)
 
@@ -90,7 +101,8 @@ register(Claim(
     notes="Checked in expectation over the whole run at the realized routing counts (paired), N = 6, K = 2, M = 4, "
     "sigma0 = 0.4; the inner sum's index is read as separate from the outer one. A second entry reads the bound "
     "conditionally on the routing (exact under A1 via eq. (42)'s recursion) on the run's realized sequences; a "
-    "finite search cannot confirm a universal bound, so without a violation it stays inconclusive.",
+    "finite search cannot confirm a universal bound, so without a violation it stays inconclusive. "
+    + thm2_runs.POOL_NOTE,
 ))
 register(Claim(
     id="thm2.forgetting", source=SOURCE, kind="bound",
