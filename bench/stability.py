@@ -7,7 +7,7 @@ by claim id, form and the string-valued settings that name an entry (features, p
 hidden constant), and lists every entry whose verdict is ``confirmed`` in one run and ``refuted`` in
 another. The target is none.
 
-    python bench/stability.py [--out bench-stability] [--skip-standard] [--jobs N]
+    python bench/stability.py [--out bench-stability] [--skip-standard] [--jobs N] [--cache-dir DIR]
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ def main() -> int:
     parser.add_argument("--out", default="bench-stability", help="folder for the runs (default bench-stability)")
     parser.add_argument("--skip-standard", action="store_true", help="only the three smoke runs")
     parser.add_argument("--jobs", default="1", help="worker processes per run (default 1)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="results cache shared by the runs (default OUT/cache; point it at the main job's "
+                             "cache to reuse its standard run)")
     args = parser.parse_args()
     out = Path(args.out)
     runs = [r for r in RUNS if not (args.skip_standard and r[0] == "standard")]
@@ -55,7 +58,7 @@ def main() -> int:
         started = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", budget, "--seed", str(seed),
                                "--format", "json", "--quiet", "--jobs", args.jobs, "--out", str(folder),
-                               "--cache-dir", str(out / "cache")], capture_output=True, text=True)
+                               "--cache-dir", args.cache_dir or str(out / "cache")], capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
             return proc.returncode

@@ -259,7 +259,26 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = TIMEOUT,
             if tail:
                 message += " (kernel stderr: " + " | ".join(tail) + ")"
             raise NotebookExecutionError(message) from exc
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     return nb
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Adjacent outputs of one stream (stdout, stderr) merged into one.
+
+    A kernel flushes a cell's printing in as many messages as its timing happens to give, so without this
+    the same notebook executed twice could differ in how its text is cut, under load.
+    """
+    merged: list = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
 
 
 def write(

@@ -120,6 +120,25 @@ SIGNAL_INTERPRETATIONS = INTERPRETATIONS + (
         choice="Sign (negative for m_t, positive for the others) and size (O(sigma0)) checked apart; the sign for "
         "the own signal v_{n_t} and for every v_n.",
     ),
+    Interpretation(
+        id="lemma7.sign_every_round",
+        location="Lemma 7 ('in any round t in {1, ..., T1}', '-O(sigma0)' for m_t) and proof E.1 ('grad L_aux > 0 "
+        "for m_t, < 0 for m != m_t')",
+        issue="The lemma states no probability: the sign in '-O(sigma0)' may be meant in every exploration round, "
+        "or only with probability 1 - o(1) as sigma0 -> 0 (as Lemma 1 is stated).",
+        choice="Reading 'every round' (its own entries, parts 'sign: ...', config reading = 'every round'): one "
+        "wrong-sign round refutes it (wrong-sign count at most 0), at sigma_t = 0.1 and at sigma_t = sigma0 / 4.",
+    ),
+    Interpretation(
+        id="lemma7.sign_one_minus_o1",
+        location="Lemma 7 ('-O(sigma0)' for m_t, 'O(M^-1 sigma0)' otherwise)",
+        issue="As for lemma7.sign_every_round: the sign may hold only with probability 1 - o(1), and it can only "
+        "tend to 1 if the noise shrinks with sigma0 (with sigma_t fixed the wrong-sign probability is a constant).",
+        choice="Reading '1 - o(1)' (its own entries, parts 'sign w.p. 1 - o(1): ...', config reading = '1 - o(1)'): "
+        "sigma_t = sigma0 / 4; per sigma0 the share of exploration rounds with the right sign (both hidden "
+        "constants pooled), the failure probability required to vanish as sigma0 -> 0 (its level at the smallest "
+        "sigma0 and its exponent in sigma0, parametric-bootstrap standard error).",
+    ),
 )
 
 

@@ -62,7 +62,8 @@ def measure_at(ctx: Context, sigma0: float, which: str, c: float) -> dict[str, n
     """The gaps at round t1 (``which`` = "t1") or t2 ("t2") of the run at ``sigma0`` and hidden constant c,
     with the round itself under "T"; shared through ``ctx.shared``."""
     def compute():
-        pool = make_pool(generator_for(ctx.seed, "prop2", "pool", str(sigma0)), N=BASE["N"], d=BASE["d"],
+        # One base pool for the whole sweep (w_n = sigma0 z_n, v_n = z_n): only sigma0 changes along it.
+        pool = make_pool(generator_for(ctx.seed, "prop2", "pool"), N=BASE["N"], d=BASE["d"],
                          sigma0=sigma0, signal_scale=1.0 / sigma0)
         eta = c * sigma0**0.5
         cfg = MoEConfig(M=BASE["M"], eta=eta, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25,

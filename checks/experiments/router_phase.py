@@ -115,8 +115,9 @@ def t1_round(sigma0: float, c: float) -> int:
 
 
 def _pool(ctx: Context, sigma0: float) -> TaskPool:
-    # prop2's pool stream: v_n = w_n / sigma0 so that ||v_n||_inf = O(1) (Section 3.2).
-    return make_pool(generator_for(ctx.seed, "prop2", "pool", str(sigma0)), N=BASE["N"], d=BASE["d"], sigma0=sigma0,
+    # prop2's pool stream: v_n = w_n / sigma0 so that ||v_n||_inf = O(1) (Section 3.2); one base pool scaled
+    # to each sigma0 (w_n = sigma0 z_n), so only sigma0 changes along the sweep.
+    return make_pool(generator_for(ctx.seed, "prop2", "pool"), N=BASE["N"], d=BASE["d"], sigma0=sigma0,
                      signal_scale=1.0 / sigma0)
 
 

@@ -221,3 +221,71 @@ def test_same_seed_same_summaries():
     other = sweep.exploration_chunk(seed=1, **kw)
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     assert not np.array_equal(a["l9_theta_gap"], other["l9_theta_gap"])
+
+
+# --------------------------------------------------------------------------- Lemma 7's sign, two readings
+
+
+def _counts(wrong_share, rounds=20_000, replicates=200):
+    """Manufactured sign_counts: at each sigma0 ``wrong_share(sigma0)`` of ``rounds`` have the wrong sign."""
+    return [{"sigma0": s0, "rounds": rounds, "wrong": round(wrong_share(s0) * rounds), "replicates": replicates,
+             "replicates_wrong": min(replicates, round(wrong_share(s0) * rounds))} for s0 in sweep.SIGMA0]
+
+
+def test_one_minus_o1_sign_entry_is_vanishing_evidence_with_the_bootstrap_failure_exponent():
+    V = sweep.pool_for(CTX.seed, sweep.SIGMA0[0]).V
+    counts = _counts(lambda s0: 2 * s0)  # failure probability 0.1 ... 0.00625: exponent 1
+    ev = lemma7.vanishing_sign_entry(CTX, "routed_own", counts, V)
+    assert isinstance(ev, ProportionEvidence) and ev.claim == "vanishing" and ev.unit == "rounds"
+    assert ev.config["reading"] == lemma7.ONE_MINUS_O1 and ev.config["part"].startswith(lemma7.VANISHING_PREFIX)
+    assert ev.config["part"].endswith("(sigma_t = sigma0 / 4)")
+    # Rows: right-sign rounds of all rounds, largest sigma0 first.
+    assert [(r.sigma0, r.successes, r.trials) for r in ev.rows] == [
+        (s0, 20_000 - round(2 * s0 * 20_000), 20_000) for s0 in sweep.SIGMA0]
+    assert ev.config["wrong"] == sum(c["wrong"] for c in counts) and ev.config["rounds"] == 100_000
+    # The failure exponent is the least-squares slope of log((failures + 1/2) / (trials + 1)) on log sigma0.
+    x = np.log(sweep.SIGMA0)
+    y = np.log((np.array([c["wrong"] for c in counts]) + 0.5) / 20_001)
+    slope, se = ev.failure_slope
+    assert slope == pytest.approx(np.polyfit(x, y, 1)[0]) and slope == pytest.approx(1.0, abs=0.02)
+    assert 0 < se < 0.1
+    res = decide.decide_entry(ev, 1e-3)
+    assert res.verdict == "confirmed" and res.observed == pytest.approx(1 - 0.00625)
+    # A failure probability that does not fall (0.3 at every sigma0) refutes the 1 - o(1) reading ...
+    flat = decide.decide_entry(lemma7.vanishing_sign_entry(CTX, "routed_own", _counts(lambda s0: 0.3), V), 1e-3)
+    assert flat.verdict == "refuted" and flat.p_value < 1e-10
+    assert abs(flat.config["failure_exponent"]["estimate"]) < 0.05
+    # ... and a flat one between the confirm and refute levels leaves it open.
+    mid = decide.decide_entry(lemma7.vanishing_sign_entry(CTX, "routed_own", _counts(lambda s0: 0.08), V), 1e-3)
+    assert mid.verdict == "inconclusive"
+
+
+def test_one_minus_o1_every_signal_note_names_the_pools_smallest_inner_product():
+    counts = _counts(lambda s0: 2 * s0)
+    positive = np.array([[1.0, 0.2, 0.0], [0.0, 1.0, 0.5], [0.3, 0.0, 1.0]])
+    negative = np.array([[1.0, 0.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    note = lemma7.vanishing_sign_entry(CTX, "routed_any", counts, positive).note
+    assert "smallest <v_n, v_n'> (n != n') is 0.2, so here it does" in note
+    note = lemma7.vanishing_sign_entry(CTX, "routed_any", counts, negative).note
+    assert "smallest <v_n, v_n'> (n != n') is -1, negative" in note
+    assert "smallest <v_n, v_n'>" not in lemma7.vanishing_sign_entry(CTX, "routed_own", counts, negative).note
+
+
+def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
+    results = [r for r in smoke_run.result("lemma7").results if r.id == "lemma7"]
+    by_part = {r.config["part"]: r for r in results}
+    every = [r for r in results if r.config.get("reading") == lemma7.EVERY_ROUND]
+    vanishing = [r for r in results if r.config.get("reading") == lemma7.ONE_MINUS_O1]
+    assert len(every) == 4 and all(r.config["part"].startswith("sign: ") for r in every)
+    assert len(vanishing) == 3 and all(r.evidence_type == "proportion" for r in vanishing)
+    # Every-round reading: wrong signs occur, so each entry is refuted by its counterexamples (p = 0).
+    assert all(r.verdict == "refuted" and r.p_value == 0.0 and r.config["wrong"] > 0 for r in every)
+    # The two readings count the same rounds: right signs (1 - o(1)) = rounds - wrong signs (every round).
+    own_every = by_part["sign: routed expert, own signal v_{n_t} (sigma_t = sigma0 / 4)"]
+    own = by_part[lemma7.VANISHING_PREFIX + "routed expert, own signal v_{n_t} (sigma_t = sigma0 / 4)"]
+    assert [(p["sigma0"], p["trials"] - p["successes"]) for p in own.config["probabilities"]] == [
+        (p["sigma0"], p["successes"]) for p in own_every.config["probabilities"]]
+    # Under sigma_t = sigma0 / 4 the wrong signs thin out with sigma0: rare at the smallest sigma0, and a
+    # failure exponent clearly above 0 (the derivation gives 1).
+    assert own.observed > 0.99 and own.config["failure_exponent"]["estimate"] > 0.3
+    assert own.verdict == "confirmed"

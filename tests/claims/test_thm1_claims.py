@@ -58,6 +58,16 @@ def test_pools_do_not_depend_on_the_replicate_seed():
                for r in run.results if r.config.get("part", "").startswith("pool") and r.config["features"] == "gaussian"}
     assert len(margins) == 4 and len(set(margins.values())) == 4
     assert all(obs + 3 * se < 0 for obs, se in margins.values())
+    # The task-averaged reading is its own exact entry beside the full-sequence one, with the three readings
+    # listed as interpretations.
+    for run in (first, second):
+        parts = {r.config["part"]: r for r in run.results if r.p_value is None}
+        assert parts["conditional on the routing"].verdict == "refuted"
+        averaged = parts["averaged over tasks given the routing"]
+        assert averaged.verdict == "inconclusive" and averaged.config["reading"] == "tasks averaged given the routing"
+        assert {i.id for i in run.interpretations} == {"thm1.eq20.reading.realized_counts",
+                                                       "thm1.eq20.reading.full_sequence",
+                                                       "thm1.eq20.reading.task_averaged"}
 
 
 def test_smallest_counterexample_and_the_t2_algebra():
@@ -71,3 +81,91 @@ def test_smallest_counterexample_and_the_t2_algebra():
     ce = smallest_early_counterexample(R=20000)
     assert (ce["N"], ce["M"], ce["d"], ce["s"], ce["t"]) == (2, 3, 2, 1, 2)
     assert ce["z"] < -10 and ce["a1_prediction"] < 0 < ce["p_same_expert"]
+
+
+def _average_over_tasks(W, chosen, M, r, T1, sigma):
+    """E[G_T | routing, sigma] the slow way: the mean of theory.conditional's E[G_T | tasks, routing]."""
+    import itertools
+    from fractions import Fraction
+
+    from moecl_verify.theory.conditional import conditional_errors
+
+    post = dict(zip(sorted(set(chosen[T1:])), sigma))
+    values = [conditional_errors(W, prefix + tuple(post[m] for m in chosen[T1:]), chosen, M, r).generalization[-1]
+              for prefix in itertools.product(range(len(W)), repeat=T1)]
+    return sum(values, Fraction(0)) / len(values)
+
+
+def test_task_averaged_errors_match_the_conditional_recursion_and_the_closed_form():
+    from fractions import Fraction
+
+    from moecl_verify.theory.conditional import pool_constants
+    from moecl_verify.theory.task_averaged import (canonical_routings, product_closed_form,
+                                                   task_averaged_generalization)
+
+    W = [(Fraction(1), Fraction(0)), (Fraction(-1), Fraction(1, 2))]  # neither orthonormal nor antipodal
+    r, M = Fraction(1, 3), 3
+    S, D = pool_constants(W)
+    for chosen in [(0, 0), (0, 1, 0), (0, 0, 1, 2), (0, 1, 1, 0)]:
+        for T1 in range(1, len(chosen) + 1):
+            fast = task_averaged_generalization(W, chosen, M, r, T1)
+            assert len(fast) == 2 ** len(set(chosen[T1:]))
+            for sigma, value in fast.items():
+                assert value == _average_over_tasks(W, chosen, M, r, T1, sigma)
+        assert fast[()] == product_closed_form(chosen, M, r, S, D)
+    # By hand (orthonormal w, r = 1/2): one expert, task n_1 uniform then its own task 1 at T1 = 1.
+    # n_1 = 1: errors 1/4, 1/4 -> G_2 = 1/4; n_1 = 2: errors 5/4 (task 2), 3/4 (task 1) -> G_2 = 1. Mean 5/8.
+    ortho = [(Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))]
+    assert task_averaged_generalization(ortho, (0, 0), 3, Fraction(1, 2), 1)[(0,)] == Fraction(5, 8)
+    # Routings up to relabeling the experts: restricted growth strings with at most M = 3 blocks.
+    assert [len(list(canonical_routings(T, 3))) for T in range(1, 6)] == [1, 2, 5, 14, 41]
+    assert list(canonical_routings(3, 3)) == [(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (0, 1, 2)]
+
+
+def test_task_averaged_search_finds_no_violation_up_to_five_rounds():
+    from fractions import Fraction
+
+    from moecl_verify.checks.claims.theorems.thm1 import task_averaged_searches
+
+    searches = task_averaged_searches()
+    assert set(searches) == {"orthonormal", "antipodal"}
+    slacks = {"orthonormal": [Fraction(1, 2), Fraction(3, 8), Fraction(7, 24), Fraction(15, 64), Fraction(31, 160)],
+              "antipodal": [Fraction(1), Fraction(1, 2), Fraction(11, 24), Fraction(13, 32), Fraction(57, 160)]}
+    lhs = {"orthonormal": Fraction(129, 160), "antipodal": Fraction(253, 160)}
+    rhs = {"orthonormal": Fraction(1), "antipodal": Fraction(31, 16)}
+    for name, res in searches.items():
+        assert res.violation is None and res.violating == 0 and res.closed_form_holds
+        assert res.checked == (1, 6, 31, 152, 681)
+        assert [case.slack for case in res.tightest] == slacks[name]
+        tight = res.tightest[-1]
+        assert (tight.horizon, tight.T1, tight.chosen, tight.sets) == (5, 4, (0, 0, 0, 0, 0), ((0, 0),))
+        assert (tight.lhs, tight.rhs) == (lhs[name], rhs[name])
+    assert (searches["antipodal"].S, searches["antipodal"].D) == (1, 2)
+
+
+def test_product_law_counterexample_and_the_refuted_entry(monkeypatch):
+    from fractions import Fraction
+
+    from moecl_verify.checks.claims.theorems import thm1
+
+    product = thm1.task_averaged_searches("product")
+    # Orthonormal w (S = D): none; antipodal (S < D): one expert for all T = 5 rounds with T1 = 1.
+    assert product["orthonormal"].violation is None
+    anti = product["antipodal"]
+    case = anti.violation
+    assert (case.horizon, case.T1, case.chosen, case.sets) == (5, 1, (0, 0, 0, 0, 0), ())
+    assert (case.lhs, case.rhs) == (Fraction(253, 160), Fraction(3, 2)) and anti.violating == 2
+    assert anti.tightest[-1].chosen == (0, 1, 1, 1, 1) and anti.tightest[-1].slack == Fraction(-7, 40)
+    assert "253/160 > 3/2" in thm1.GENERALIZATION_READINGS[-1].option
+    # The entry: inconclusive under the sets law; refuted, naming the case, when a search finds a violation.
+    entry = thm1.task_averaged_entry()
+    assert entry.verdict == "inconclusive" and entry.p_value is None and entry.evidence_type == "exact"
+    assert "No violating sequence up to T = 5" in entry.evidence and "smallest" not in entry.config
+    assert entry.config["pools"]["antipodal"]["tightest"] == {"horizon": 5, "T1": 4, "experts": [1, 1, 1, 1, 1],
+                                                              "sets": {"1": 1}, "lhs": "253/160", "rhs": "31/16"}
+    assert entry.config["closed_form_at_T1_eq_T"] and "holds there for every routing" in entry.evidence
+    monkeypatch.setattr(thm1, "task_averaged_searches", lambda law="sets": product)
+    refuted = thm1.task_averaged_entry()
+    assert refuted.verdict == "refuted" and "Exact counterexample" in refuted.evidence
+    assert refuted.config["smallest"] == {"pool": "antipodal", "horizon": 5, "T1": 1, "experts": [1, 1, 1, 1, 1],
+                                          "sets": {}, "lhs": "253/160", "rhs": "3/2"}

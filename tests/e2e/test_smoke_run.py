@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 EXACT_REFUTATIONS = [
     ("lemma2", "statement"),                          # the bound scales the wrong way in lambda
     ("lemma4", "proof.aux_gradient"),                 # factor t where 1/t follows
-    ("lemma10", "statement.Omega"),
+    ("lemma10", "statement.Omega (uniform)"),        # saturation / a dominant third expert (any gate outputs)
     ("lemma11.step3", "exact grid"),                  # the proof's inequality reversed
     ("lemma12", "statement.M>N exact"),
     ("thm1.forgetting_early", "conditional on the routing"),

@@ -106,3 +106,16 @@ def test_slip_overview_lists_every_slip_most_consequential_first(smoke):
     assert len(rows) == len(smoke.slips) > 0
     classes = [row.split(" | ")[1] for row in rows]
     assert classes == sorted(classes, key=SEVERITY.index)
+
+
+def test_stream_outputs_are_merged_however_the_kernel_cut_them():
+    import nbformat
+
+    from moecl_verify.reports.notebook import coalesce_streams
+
+    one = nbformat.v4.new_output("stream", name="stdout", text="a\nb\n")
+    cut = [nbformat.v4.new_output("stream", name="stdout", text="a"), nbformat.v4.new_output("stream", name="stdout", text="\nb\n")]
+    assert coalesce_streams(cut) == [one]
+    mixed = [nbformat.v4.new_output("stream", name="stdout", text="a"), nbformat.v4.new_output("stream", name="stderr", text="w"),
+             nbformat.v4.new_output("stream", name="stdout", text="b")]
+    assert [o["text"] for o in coalesce_streams(mixed)] == ["a", "w", "b"]

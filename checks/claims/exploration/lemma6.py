@@ -39,7 +39,8 @@ TOLERANCE = 0.1  # the exponent's interval at the entry's threshold must lie abo
 
 
 def _theta_max(ctx: Context, sigma0: float, c: float) -> np.ndarray:
-    pool = make_pool(generator_for(ctx.seed, "lemma6", "pool", str(sigma0)), N=BASE["N"], d=BASE["d"], sigma0=sigma0,
+    # One base pool scaled to each sigma0 (w_n = sigma0 z_n, v_n = z_n): only sigma0 changes along the sweep.
+    pool = make_pool(generator_for(ctx.seed, "lemma6", "pool"), N=BASE["N"], d=BASE["d"], sigma0=sigma0,
                      signal_scale=1.0 / sigma0)
     eta = c * sigma0**0.5
     cfg = MoEConfig(M=BASE["M"], eta=eta, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25)

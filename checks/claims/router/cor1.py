@@ -95,7 +95,8 @@ def _pair_gaps(ctx: Context, sigma0: float, c: float) -> tuple[np.ndarray, np.nd
     routed by the gate at t = T1; the pairs' largest ||h - h_hat||_inf; lambda; and the number of pairs violating
     the derived bound ||dp||_inf <= 2 ||dh||_inf / lambda (a consistency check of the exact routing, expected 0)."""
     B = COR_BASE
-    pool = make_pool(generator_for(ctx.seed, "cor1", "pool", str(sigma0)), N=B["N"], d=B["d"], sigma0=sigma0,
+    # One base pool scaled to each sigma0 (w_n = sigma0 z_n, v_n = z_n): only sigma0 changes along the sweep.
+    pool = make_pool(generator_for(ctx.seed, "cor1", "pool"), N=B["N"], d=B["d"], sigma0=sigma0,
                      signal_scale=1.0 / sigma0)
     eta = c * sigma0**0.5
     lam = c * sigma0**1.25
