@@ -6,6 +6,7 @@ each claim on tiny contexts), ``app`` (tests/app and tests/reports: the command 
 ``e2e`` (tests/e2e: one smoke run of every claim). ``slow`` marks the expensive ones in any tier.
 """
 
+import json
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ _hypothesis_settings.load_profile("deterministic")
 _TIERS = {"unit": "unit", "claims": "claims", "app": "app", "reports": "app", "e2e": "e2e"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).parent
     for item in items:
@@ -66,11 +68,26 @@ class SmokeRun:
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> SmokeRun:
     """Computed once per test session and shared by the end-to-end tests and the claim tests that read a
-    whole smoke run."""
-    root = tmp_path_factory.mktemp("smoke-run")
+    whole smoke run. Under pytest-xdist the workers share one folder and a lock: the first worker to need
+    the run makes it, the others read it."""
+    import fcntl
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / "smoke-run"
     out, cache = root / "out", root / "cache"
-    process = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", "smoke", "--seed", "0",
-                              "--format", "json,junit", "--quiet", "--cache-dir", str(cache),
-                              "--out", str(out)], capture_output=True, text=True, cwd=root, timeout=900)
+    with open(shared / "smoke-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root / "process.json"
+        if not done.exists():
+            root.mkdir(parents=True, exist_ok=True)
+            process = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", "smoke", "--seed", "0",
+                                      "--format", "json,junit", "--quiet", "--cache-dir", str(cache), "--out", str(out)],
+                                     capture_output=True, text=True, cwd=root, timeout=900)
+            done.write_text(json.dumps({"args": process.args, "returncode": process.returncode,
+                                        "stdout": process.stdout, "stderr": process.stderr}))
+        record = json.loads(done.read_text())
+    process = subprocess.CompletedProcess(record["args"], record["returncode"], record["stdout"], record["stderr"])
     assert process.returncode == 0, process.stderr
     return SmokeRun(root, out, cache, process)

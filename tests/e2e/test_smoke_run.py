@@ -41,8 +41,14 @@ def runs(smoke_run):
     root = smoke_run.root
     args = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet", "--cache-dir",
             str(smoke_run.cache)]
-    second = _cli(*args, "--out", str(root / "second"), cwd=root)
-    return smoke_run.out, smoke_run.process, second
+    import fcntl
+    import os
+
+    second_out = root / f"second-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    with open(root.parent / "smoke-run.lock", "w") as lock:  # one run at a time on the shared cache
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        second = _cli(*args, "--out", str(second_out), cwd=root)
+    return smoke_run.out, smoke_run.process, (second, second_out)
 
 
 def test_every_claim_has_entries_and_the_outputs_agree(runs):
@@ -73,8 +79,7 @@ def test_exact_refutations_do_not_depend_on_sampling(runs):
 
 
 def test_an_identical_rerun_reuses_every_claim_and_is_byte_identical(runs):
-    first, _, second = runs
-    second_out = first.parent / "second"
+    first, _, (second, second_out) = runs
     assert second.returncode == 0, second.stderr
     assert (first / "results.json").read_bytes() == (second_out / "results.json").read_bytes()
     info = json.loads((second_out / "run-info.json").read_text())
