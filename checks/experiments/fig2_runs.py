@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.model_readings import BETA_DISTRIBUTION, SIGMA0_CONVENTION
-from moecl_verify.checks.experiments.pools import POOL_SEED, POOLS
+from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool, make_pool
@@ -31,14 +31,6 @@ FIG2 = dict(
     Gamma=SIGMA0**1.25, signal_scale=1.0, beta_max=1.0, features="definition1",
 )
 REPLICATES = {"smoke": 20, "standard": 100, "full": 400}
-# What every claim measured on these pools says in its notes.
-POOL_NOTE = (
-    "Measured on " + ", ".join(f"{k} task pools at the {budget} budget" for budget, k in POOLS.items())
-    + f", drawn independently of the replicate seed (pool seed {POOL_SEED}); each pool is its own entry (part "
-    "'pool k'), a refutation names the pool it was found on, and confirmed means the statement holds on the "
-    "pools tried."
-)
-
 INTERPRETATIONS = (
     SIGMA0_CONVENTION,
     BETA_DISTRIBUTION,

@@ -13,3 +13,16 @@ POOLS = {"smoke": 2, "standard": 2, "full": 4}
 
 def pool_indices(budget: str) -> range:
     return range(POOLS[budget])
+
+
+def pool_config(k: int) -> dict:
+    """What identifies pool k in an entry's config."""
+    return {"part": f"pool {k}", "pool": k, "pool_seed": POOL_SEED}
+
+
+POOL_NOTE = (
+    "Measured on " + ", ".join(f"{k} task pools at the {budget} budget" for budget, k in POOLS.items())
+    + f", drawn independently of the replicate seed (pool seed {POOL_SEED}); each pool is its own entry (part "
+    "'pool k'), a refutation names the pool it was found on, and confirmed means the statement holds on the "
+    "pools tried."
+)

@@ -13,7 +13,7 @@ draw from ``ctx.seed`` with k appended to their stream key; each pool gives its 
 from __future__ import annotations
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.experiments.pools import POOL_SEED, POOLS, pool_indices
+from moecl_verify.checks.experiments.pools import POOL_NOTE, POOL_SEED, pool_config, pool_indices  # noqa: F401  (the theorem claims read POOL_NOTE and pool_config through this module)
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool
 from moecl_verify.numeric.seeding import generator_for
@@ -26,19 +26,9 @@ REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
 VARIANT_KEY = "checks.claims.thm2"
-POOL_NOTE = ("Measured on " + ", ".join(f"{k} pools at {b}" for b, k in POOLS.items())
-             + f" (pool seed {POOL_SEED}), drawn independently of the replicate seed; confirmed means it holds on "
-             "the pools tried, and a refutation names its pool.")
-
-
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
     return pool_indices(ctx.budget.name)
-
-
-def pool_config(k: int) -> dict:
-    """What identifies pool k in an entry's config."""
-    return {"part": f"pool {k}", "pool": k, "pool_seed": POOL_SEED}
 
 
 def task_pool(k: int):

@@ -38,7 +38,8 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import fig2_runs
-from moecl_verify.checks.experiments.fig2_runs import FIG2, INTERPRETATIONS, POOL_NOTE, REPLICATES
+from moecl_verify.checks.experiments.fig2_runs import FIG2, INTERPRETATIONS, REPLICATES
+from moecl_verify.checks.experiments.pools import POOL_NOTE
 from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
 from moecl_verify.checks.registry import Claim, register

@@ -28,7 +28,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import fig45_runs
-from moecl_verify.checks.experiments.fig2_runs import POOL_NOTE
+from moecl_verify.checks.experiments.pools import POOL_NOTE
 from moecl_verify.checks.experiments.fig45_runs import (
     BASE, FIG4_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, measurement, paired,
 )

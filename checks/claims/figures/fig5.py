@@ -24,7 +24,7 @@ import math
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import fig45_runs
-from moecl_verify.checks.experiments.fig2_runs import POOL_NOTE
+from moecl_verify.checks.experiments.pools import POOL_NOTE
 from moecl_verify.checks.experiments.fig45_runs import (
     FIG5_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, measurement, paired,
 )
