@@ -25,19 +25,45 @@ FORMATS = ("json", "md", "ipynb", "junit")
 DEFAULT_FORMATS = ",".join(FORMATS)
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Help that states each option's default, unless the help already says it or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS) or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # argparse's own errors also exit 2, in one line
         raise UsageError(message)
 
 
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError, version as installed
+
+    try:
+        return installed("moecl-verify")
+    except PackageNotFoundError:  # pragma: no cover - only when imported without being installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="moecl-verify", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"moecl-verify {version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="check claims and write the report")
     run.add_argument("--claims", default=None, help="comma-separated id patterns, e.g. 'prop4.*' (default: all)")
-    run.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"])
-    run.add_argument("--seed", type=nonneg_int("--seed"), default=0)
+    run.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"],
+                     help="Monte Carlo budget (smoke is quick and may end inconclusive)")
+    run.add_argument("--seed", type=nonneg_int("--seed"), default=0,
+                     help="seed of the replicate draws (task pools of pooled claims have their own)")
     run.add_argument("--out", default="report", help="output directory (created if missing)")
     run.add_argument(
         "--format",
@@ -68,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     figs = sub.add_parser("figures", help="reproduce the paper's synthetic experiments (Figures 2, 4, 5) as PNGs")
     figs.add_argument("--out", default="figures", help="output directory (created if missing)")
-    figs.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"])
-    figs.add_argument("--seed", type=nonneg_int("--seed"), default=0)
+    figs.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"],
+                      help="Monte Carlo budget")
+    figs.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the replicate draws")
     figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
     execution.add_arguments(figs)
 
@@ -200,9 +227,18 @@ def cmd_report(args) -> int:
 def cmd_list(_args) -> int:
     from moecl_verify.checks.registry import all_claims
 
-    for claim in all_claims():
-        print(f"{claim.id:<24} {claim.kind:<26} {claim.source}")
+    claims = sorted(all_claims(), key=lambda c: natural_key(c.id))
+    id_width, kind_width = max(len(c.id) for c in claims), max(len(c.kind) for c in claims)
+    for claim in claims:
+        print(f"{claim.id:<{id_width}}  {claim.kind:<{kind_width}}  {claim.source}")
     return EXIT_OK
+
+
+def natural_key(text: str) -> tuple:
+    """lemma2 before lemma10: runs of digits compare as numbers."""
+    import re
+
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def cmd_show(args) -> int:

@@ -114,3 +114,40 @@ def test_simulate_moe_bad_parameters(args, name):
     proc = cli("simulate", "--model", "moe", "--N", "4", *args)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and name in proc.stderr
+
+
+def test_version_help_defaults_and_list_order(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"moecl-verify {version('moecl-verify')}"
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: standard)" in text and "(default: report)" in text and "(default: None)" not in text
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ids = [line.split()[0] for line in lines]
+    assert ids.index("lemma2") < ids.index("lemma10") < ids.index("lemma11") < ids.index("lemma11.step1")
+    # Columns line up: every line's kind starts at the same offset.
+    offsets = {line.index(line.split()[1], len(line.split()[0])) for line in lines}
+    assert len(offsets) == 1
+
+
+def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path):
+    entry = {"id": "x", "form": "stated", "verdict": "confirmed", "config": {"features": "-"}, "expected": 1.0,
+             "observed": 1.0, "stderr": 0.1, "p_value": 0.5, "false_fail_rate": 1e-3, "min_detectable": 0.1}
+    old = {"tool": "moecl-verify", "results": [entry], "meta": {"versions": {"numpy": "1"}}}
+    new = {"tool": "moecl-verify", "results": [dict(entry, verdict="refuted", p_value=1e-9)],
+           "meta": {"versions": {"numpy": "2"}}}
+    for name, doc in (("old.json", old), ("new.json", new)):
+        (tmp_path / name).write_text(json.dumps(doc))
+    proc = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert proc.returncode == 1
+    assert "VERDICT x [stated]" in proc.stdout and "confirmed -> refuted" in proc.stdout
+    assert "versions" not in proc.stdout  # library versions describe the machine, not the paper
+    same = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "old.json"))
+    assert same.returncode == 0 and same.stdout.strip().endswith("same findings")
+    bad = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "missing.json"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "cannot read" in bad.stderr
