@@ -36,16 +36,16 @@ _hypothesis_settings.load_profile("deterministic")
 _TIERS = {"unit": "unit", "claims": "claims", "app": "app", "reports": "app", "e2e": "e2e"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).parent
     for item in items:
         folder = Path(str(item.fspath)).relative_to(root).parts[0]
         if folder in _TIERS:
             item.add_marker(getattr(pytest.mark, _TIERS[folder]))
-        # With pytest-xdist, every test of the shared smoke run goes to one worker, so the run is made once.
-        if "smoke_run" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("smoke-run"))
+    # Tests that read the shared smoke run go last, so the run (started in the background once collection is
+    # done) overlaps the rest of the suite instead of keeping a worker waiting.
+    items.sort(key=lambda item: "smoke_run" in getattr(item, "fixturenames", ()))
 
 
 @dataclass(frozen=True)
@@ -65,29 +65,65 @@ class SmokeRun:
         return replace(run, results=tuple(r for r in run.results if r.id.startswith(prefix)))
 
 
-@pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory) -> SmokeRun:
-    """Computed once per test session and shared by the end-to-end tests and the claim tests that read a
-    whole smoke run. Under pytest-xdist the workers share one folder and a lock: the first worker to need
-    the run makes it, the others read it."""
-    import fcntl
+def _smoke_root(config) -> Path:
+    """A folder every pytest-xdist worker of this test run shares (the controller's base temp), or the
+    session's own base temp; pytest's retention of old base temps removes it later."""
     import os
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    root = shared / "smoke-run"
-    out, cache = root / "out", root / "cache"
-    with open(shared / "smoke-run.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = root / "process.json"
-        if not done.exists():
-            root.mkdir(parents=True, exist_ok=True)
-            process = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", "smoke", "--seed", "0",
-                                      "--format", "json,junit", "--quiet", "--cache-dir", str(cache), "--out", str(out)],
-                                     capture_output=True, text=True, cwd=root, timeout=900)
-            done.write_text(json.dumps({"args": process.args, "returncode": process.returncode,
-                                        "stdout": process.stdout, "stderr": process.stderr}))
-        record = json.loads(done.read_text())
-    process = subprocess.CompletedProcess(record["args"], record["returncode"], record["stdout"], record["stderr"])
+    base = config._tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "smoke-run"
+
+
+SMOKE_COMMAND = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet"]
+
+
+def _start_smoke_run(root: Path) -> subprocess.Popen | None:
+    """Start the smoke run in the background unless another worker already did (an exclusive file decides)."""
+    import os
+
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(root / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return None
+    script = (f"{sys.executable} -m moecl_verify {' '.join(SMOKE_COMMAND)} --cache-dir {root / 'cache'} "
+              f"--out {root / 'out'} > {root / 'stdout'} 2> {root / 'stderr'}; echo $? > {root / 'rc.tmp'}; "
+              f"mv {root / 'rc.tmp'} {root / 'rc'}")
+    return subprocess.Popen(["sh", "-c", script], cwd=root, start_new_session=True)
+
+
+_BACKGROUND: list = []
+
+
+def pytest_collection_finish(session):
+    if any("smoke_run" in getattr(item, "fixturenames", ()) for item in session.items):
+        started = _start_smoke_run(_smoke_root(session.config))
+        if started is not None:
+            _BACKGROUND.append(started)
+
+
+def pytest_sessionfinish(session):
+    import os
+    import signal
+
+    for process in _BACKGROUND:
+        if process.poll() is None:  # interrupted: do not leave the run behind
+            os.killpg(process.pid, signal.SIGTERM)
+
+
+@pytest.fixture(scope="session")
+def smoke_run(pytestconfig) -> SmokeRun:
+    """The smoke run, shared by the end-to-end tests and the claim tests that read a whole run: started in
+    the background by the first worker to finish collecting, awaited here."""
+    import time
+
+    root = _smoke_root(pytestconfig)
+    _start_smoke_run(root)  # a no-op if it is already running
+    deadline = time.monotonic() + 900
+    while not (root / "rc").exists():
+        assert time.monotonic() < deadline, "the smoke run did not finish in 15 minutes"
+        time.sleep(0.5)
+    process = subprocess.CompletedProcess(SMOKE_COMMAND, int((root / "rc").read_text()),
+                                          (root / "stdout").read_text(), (root / "stderr").read_text())
     assert process.returncode == 0, process.stderr
-    return SmokeRun(root, out, cache, process)
+    return SmokeRun(root, root / "out", root / "cache", process)

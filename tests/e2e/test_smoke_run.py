@@ -45,7 +45,7 @@ def runs(smoke_run):
     import os
 
     second_out = root / f"second-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
-    with open(root.parent / "smoke-run.lock", "w") as lock:  # one run at a time on the shared cache
+    with open(root / "second.lock", "w") as lock:  # one run at a time on the shared cache
         fcntl.flock(lock, fcntl.LOCK_EX)
         second = _cli(*args, "--out", str(second_out), cwd=root)
     return smoke_run.out, smoke_run.process, (second, second_out)
