@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.pools import POOL_NOTE, POOL_SEED, pool_config, pool_indices  # noqa: F401  (the theorem claims read POOL_NOTE and pool_config through this module)
-from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.checks.experiments import theorem_setting
+from moecl_verify.numeric.moe import MoEConfig
 from moecl_verify.numeric.pool import make_clustered_pool
 from moecl_verify.numeric.seeding import generator_for
 
@@ -38,18 +39,9 @@ def task_pool(k: int):
 
 
 def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
-    return MoEConfig(M=M, eta=CONFIG["eta"], alpha=CONFIG["alpha"], lam=CONFIG["lam"], Gamma=CONFIG["Gamma"])
+    return theorem_setting.moe_config(CONFIG, M)
 
 
 def run(ctx: Context, features: str, k: int):
     """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
-    def compute():
-        pool = task_pool(k)
-        cfg = moe_config()
-        run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=CONFIG["T"], s=CONFIG["s"], features=features,
-                           sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("thm2", features, k), chunk_size=1000,
-                           progress=lambda done, total: ctx.progress(f"thm2 {features} pool {k}", done, total),
-                           runner=ctx.runner)
-        return pool, cfg, run
-
-    return ctx.shared(("thm2", features, k, ctx.seed, ctx.budget.name), compute)
+    return theorem_setting.run(ctx, "thm2", CONFIG, REPLICATES, task_pool, features, k)
