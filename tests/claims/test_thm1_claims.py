@@ -123,24 +123,37 @@ def test_task_averaged_errors_match_the_conditional_recursion_and_the_closed_for
 
 
 def test_task_averaged_search_finds_no_violation_up_to_five_rounds():
+    """Every number is recomputed here independently: the cases by brute force over all routings (not only
+    canonical ones), each task average the slow way through theory.conditional, the RHS from eq. (20)."""
+    import itertools
     from fractions import Fraction
 
-    from moecl_verify.checks.claims.theorems.thm1 import task_averaged_searches
+    from moecl_verify.checks.claims.theorems.thm1 import TASK_AVERAGED_POOLS, TASK_AVERAGED_SIZES, task_averaged_searches
+    from moecl_verify.theory.conditional import eq20_rhs, pool_constants
 
+    M, T_max = TASK_AVERAGED_SIZES["M"], TASK_AVERAGED_SIZES["max_horizon"]
+    r = 1 - Fraction(TASK_AVERAGED_SIZES["s"], TASK_AVERAGED_SIZES["d"])
     searches = task_averaged_searches()
-    assert set(searches) == {"orthonormal", "antipodal"}
-    slacks = {"orthonormal": [Fraction(1, 2), Fraction(3, 8), Fraction(7, 24), Fraction(15, 64), Fraction(31, 160)],
-              "antipodal": [Fraction(1), Fraction(1, 2), Fraction(11, 24), Fraction(13, 32), Fraction(57, 160)]}
-    lhs = {"orthonormal": Fraction(129, 160), "antipodal": Fraction(253, 160)}
-    rhs = {"orthonormal": Fraction(1), "antipodal": Fraction(31, 16)}
+    assert set(searches) == set(TASK_AVERAGED_POOLS)
     for name, res in searches.items():
-        assert res.violation is None and res.violating == 0 and res.closed_form_holds
-        assert res.checked == (1, 6, 31, 152, 681)
-        assert [case.slack for case in res.tightest] == slacks[name]
-        tight = res.tightest[-1]
-        assert (tight.horizon, tight.T1, tight.chosen, tight.sets) == (5, 4, (0, 0, 0, 0, 0), ((0, 0),))
-        assert (tight.lhs, tight.rhs) == (lhs[name], rhs[name])
-    assert (searches["antipodal"].S, searches["antipodal"].D) == (1, 2)
+        W = [tuple(Fraction(x) for x in w) for w in TASK_AVERAGED_POOLS[name]]
+        S, D = pool_constants(W)
+        assert (res.S, res.D) == (S, D) and res.violation is None and res.violating == 0 and res.closed_form_holds
+        for T in range(1, T_max + 1):
+            # All routings in M^T, grouped up to relabelling the experts (first appearance order).
+            canonical = {tuple({m: i for i, m in enumerate(dict.fromkeys(c))}[m] for m in c)
+                         for c in itertools.product(range(M), repeat=T)}
+            cases = [(c, T1, sigma) for c in sorted(canonical) for T1 in range(1, T + 1)
+                     for sigma in itertools.product(range(len(W)), repeat=len(set(c[T1:])))]
+            assert res.checked[T - 1] == len(cases)
+            if T <= 3:  # the slow average over every task prefix: exhaustive here, spot-checked below
+                slack = min(eq20_rhs(c, M, T1, r, S, D) - _average_over_tasks(W, c, M, r, T1, sigma)
+                            for c, T1, sigma in cases)
+                assert res.tightest[T - 1].slack == slack > 0
+        for tight in res.tightest:
+            sigma = tuple(n for _, n in tight.sets)
+            assert tight.lhs == _average_over_tasks(W, tight.chosen, M, r, tight.T1, sigma)
+            assert tight.rhs == eq20_rhs(tight.chosen, M, tight.T1, r, S, D) and tight.slack > 0
 
 
 def test_product_law_counterexample_and_the_refuted_entry(monkeypatch):
