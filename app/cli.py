@@ -2,7 +2,7 @@
 
 Exit codes: 0 when the requested output was produced; 1 with ``--strict`` when
 any claim is refuted, and from ``diff`` when a verdict or number moved; 2 for bad usage or invalid parameters, with a one-line
-message naming the parameter and its allowed range (never a traceback).
+message naming the parameter and its allowed range (never a traceback); 130 when interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from moecl_verify import execution
 from moecl_verify.errors import UsageError
 from moecl_verify.parsing import nonneg_float, nonneg_int
 
-EXIT_OK, EXIT_REFUTED, EXIT_USAGE = 0, 1, 2
-FORMATS = ("json", "md", "ipynb", "junit")
+EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+FORMATS = ("json", "md", "html", "ipynb", "junit", "headline")
+DEFAULT_RESULTS = "report/results.json"  # where `run` writes with its default --out
 DEFAULT_FORMATS = ",".join(FORMATS)
 
 
@@ -68,10 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--format",
         default=DEFAULT_FORMATS,
-        help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md and ipynb)",
+        help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md, html and ipynb; headline = headline.csv and headline.tex)",
     )
     run.add_argument("--strict", action="store_true", help="exit 1 if any claim is refuted")
-    run.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress on stderr (warnings and the one-time 'created results cache' notice remain)")
     execution.add_arguments(run)
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
@@ -80,10 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--format",
         default=DEFAULT_FORMATS,
-        help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md and ipynb)",
+        help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md, html and ipynb; headline = headline.csv and headline.tex)",
     )
+    report.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
-    sub.add_parser("list", help="list the registered claims")
+    listing = sub.add_parser("list", help="list the registered claims (with their last verdicts, if a run is at hand)")
+    listing.add_argument("--from", dest="source", default=None,
+                         help=f"a results.json, or the folder holding it, whose verdicts to show "
+                              f"(default: {DEFAULT_RESULTS} if it exists)")
 
     show = sub.add_parser("show", help="print a claim's stated and derived forms")
     show.add_argument("claim_id")
@@ -100,9 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
     execution.add_arguments(figs)
 
-    diff = sub.add_parser("diff", help="compare two runs' results.json (exit 1 if a verdict or number moved)")
-    diff.add_argument("old", help="results.json of the earlier run")
-    diff.add_argument("new", help="results.json of the later run")
+    diff = sub.add_parser("diff", help="compare two runs' results.json (exit 1 if an entry moved between confirmed "
+                                               "and refuted)")
+    diff.add_argument("old", help="results.json (or report folder) of the earlier run")
+    diff.add_argument("new", help="results.json (or report folder) of the later run")
+    diff.add_argument("--only", choices=["refuted", "confirmed", "inconclusive", "not_checkable"], default=None,
+                      help="list only entries whose old or new verdict is this one (default: all)")
+    diff.add_argument("--strict", action="store_true",
+                      help="exit 1 if any verdict or number moved or an entry appeared or vanished (default: exit 1 "
+                           "only if an entry moved between confirmed and refuted)")
     diff.add_argument("--rel", type=nonneg_float("--rel"), default=0.0,
                       help="relative tolerance for numbers (default 0: exactly equal, as a rerun must be)")
     diff.add_argument("--text", action="store_true", help="also print changed wording (evidence, slips)")
@@ -142,52 +154,77 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
     if "json" in formats:
         written.append(results_json.write(run, out / "results.json"))
     figure_files: dict = {}
-    if "md" in formats or "ipynb" in formats:
+    if {"md", "html", "ipynb"} & set(formats):
         from moecl_verify.reports import figures
 
         written.extend(figures.write(run, out))
         figure_files = figures.relative_paths(run)
     if "md" in formats:
         written.append(markdown.write(run, out / "report.md", figure_files))
+    if "html" in formats:
+        from moecl_verify.reports import html
+
+        written.append(html.write_page(markdown.render(run, figure_files), out, out / "report.html"))
+    if "headline" in formats:
+        from moecl_verify.reports import headline
+
+        for name, text in (("headline.csv", headline.to_csv(run)), ("headline.tex", headline.to_latex(run))):
+            (out / name).write_text(text, encoding="utf-8")
+            written.append(out / name)
     if "junit" in formats:
         written.append(junit.write(run, out / "results.junit.xml"))
     if "ipynb" in formats:
+        from moecl_verify.progress import notebook_progress
         from moecl_verify.reports import notebook
 
         try:
             written.append(notebook.write(run, out / "report.ipynb", {k: out / v for k, v in figure_files.items()},
-                                          cache_dir=cache_dir))
+                                          cache_dir=cache_dir, on_cell=notebook_progress))
         except notebook.NotebookExecutionError as exc:
             print(f"moecl-verify: warning: {exc}", file=sys.stderr)
             written.append(out / "report.ipynb")
     return written
 
 
+def _closing_lines(run, out: Path) -> list[str]:
+    """What ``run`` and ``report`` print last: the counts, then where to start reading (only files
+    that were written) and the folder holding everything else."""
+    summary = ", ".join(f"{n} {v}" for v, n in run.counts().items() if n)
+    lines = [f"{len(run.results)} entries: {summary}; {len(run.slips)} slips"]
+    for label, name in (("report", "report.md"), ("html", "report.html")):
+        if (out / name).is_file():
+            lines.append(f"{label}: {out / name}")
+    lines.append(f"all outputs in {out}{os.sep}")
+    return lines
+
+
 def cmd_run(args) -> int:
     from moecl_verify.checks import runner
-    from moecl_verify.progress import Progress
-    from moecl_verify.checks.registry import UnknownClaimPattern
+    from moecl_verify.checks.registry import UnknownClaimPattern, select
+    from moecl_verify.progress import RunDisplay
 
     formats = _formats(args.format)
     out = _writable_dir(args.out)
     patterns = [p.strip() for p in args.claims.split(",") if p.strip()] if args.claims else None
-    progress = Progress(enabled=not args.quiet)
-    started = time.monotonic()
     try:
+        select(patterns)  # a bad pattern is refused before the cache directory is created
+    except UnknownClaimPattern as exc:
+        raise UsageError(f"--claims: {exc}") from None
+    started = time.monotonic()
+    with RunDisplay(quiet=args.quiet) as display:
         # The cache lock and worker pool are released before the reports are
         # written, so the notebook's kernel can read the same cache.
         timings: dict = {}
         records: dict = {}
         with execution.chunk_runner(args) as chunks:
-            result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=progress, chunk_runner=chunks,
-                                timings=timings, reuse_claims=not args.recompute_claims, claim_records=records)
-    except UnknownClaimPattern as exc:
-        raise UsageError(f"--claims: {exc}") from None
-    finally:
-        progress.close()
-    elapsed = time.monotonic() - started
-    cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
-    written = _write_reports(result, out, formats, cache_dir)
+            result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=display.work,
+                                chunk_runner=chunks, timings=timings, reuse_claims=not args.recompute_claims,
+                                claim_records=records, on_claim=display.claim)
+        elapsed = time.monotonic() - started
+        cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
+        display.step("writing reports")
+        # The closing lines name the files a reader starts from, not every file written.
+        _write_reports(result, out, formats, cache_dir)
     run_info = {
         "command": ["moecl-verify", *sys.argv[1:]],
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -199,15 +236,14 @@ def cmd_run(args) -> int:
         "claim_seconds": timings,
     }
     (out / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
-    counts = result.counts()
-    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    print(f"{len(result.results)} entries: {summary}; {len(result.slips)} slips. Wrote " + ", ".join(map(str, written)))
-    if args.strict and counts["refuted"]:
+    print("\n".join(_closing_lines(result, out)))
+    if args.strict and result.counts()["refuted"]:
         return EXIT_REFUTED
     return EXIT_OK
 
 
 def cmd_report(args) -> int:
+    from moecl_verify.progress import RunDisplay
     from moecl_verify.reports import results_json
 
     formats = _formats(args.format)
@@ -219,18 +255,60 @@ def cmd_report(args) -> int:
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--from: {args.source!r} is not a readable results file ({exc})") from None
     out = _writable_dir(args.out)
-    written = _write_reports(result, out, formats)
-    print("Wrote " + ", ".join(map(str, written)))
+    with RunDisplay(quiet=args.quiet, claims=False) as display:
+        display.step("writing reports")
+        _write_reports(result, out, formats)
+    print("\n".join(_closing_lines(result, out)))
     return EXIT_OK
 
 
-def cmd_list(_args) -> int:
+def _last_verdicts(source: str | None) -> tuple[Path, dict[str, str]] | None:
+    """(file, claim id -> "3 refuted, 1 confirmed") from ``list --from`` (a results.json or its
+    folder), else from the default report's results.json if there is one; None when there is none."""
+    from collections import Counter
+
+    from moecl_verify.checks.model import VERDICTS
+    from moecl_verify.reports import results_json
+
+    path = Path(source if source is not None else DEFAULT_RESULTS)
+    if path.is_dir():
+        path = path / "results.json"
+    if not path.is_file():
+        if source is None:
+            return None
+        raise UsageError(f"--from must name a results.json or a folder holding one, got {source!r}")
+    try:
+        run = results_json.load(path)
+    except (ValueError, KeyError, TypeError) as exc:
+        if source is None:  # a stale or foreign default file does not stop the listing
+            print(f"moecl-verify: warning: {path} is not a readable results file ({exc}); verdicts left out",
+                  file=sys.stderr)
+            return None
+        raise UsageError(f"--from: {source!r} is not a readable results file ({exc})") from None
+    per_claim: dict[str, Counter] = {}
+    for res in run.results:
+        per_claim.setdefault(res.id, Counter())[res.verdict] += 1
+    order = {v: i for i, v in enumerate(VERDICTS)}
+    return path, {claim_id: ", ".join(f"{n} {v}" for v, n in sorted(c.items(), key=lambda vn: (-vn[1], order[vn[0]])))
+                  for claim_id, c in per_claim.items()}
+
+
+def cmd_list(args) -> int:
     from moecl_verify.checks.registry import all_claims
 
     claims = sorted(all_claims(), key=lambda c: natural_key(c.id))
+    last = _last_verdicts(getattr(args, "source", None))
     id_width, kind_width = max(len(c.id) for c in claims), max(len(c.kind) for c in claims)
+    if last is None:
+        for claim in claims:
+            print(f"{claim.id:<{id_width}}  {claim.kind:<{kind_width}}  {claim.source}")
+        return EXIT_OK
+    path, verdicts = last
+    print(f"last verdicts from {path}", file=sys.stderr)
+    shown = {c.id: verdicts.get(c.id, "—") for c in claims}  # — : the claim was not in that run
+    verdict_width = max(len(v) for v in shown.values())
     for claim in claims:
-        print(f"{claim.id:<{id_width}}  {claim.kind:<{kind_width}}  {claim.source}")
+        print(f"{claim.id:<{id_width}}  {claim.kind:<{kind_width}}  {shown[claim.id]:<{verdict_width}}  {claim.source}")
     return EXIT_OK
 
 
@@ -265,18 +343,17 @@ def cmd_show(args) -> int:
 
 def cmd_figures(args) -> int:
     from moecl_verify.checks import runner
-    from moecl_verify.progress import Progress
+    from moecl_verify.progress import RunDisplay
     from moecl_verify.reports import artifact_figures, results_json
 
     out = _writable_dir(args.out)
-    progress = Progress(enabled=not args.quiet)
-    try:
+    with RunDisplay(quiet=args.quiet) as display:
         with execution.chunk_runner(args) as chunks:
-            result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed, progress=progress,
-                                chunk_runner=chunks, reuse_claims=not args.recompute_claims)
-    finally:
-        progress.close()
-    written = artifact_figures.write(result, out)
+            result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed,
+                                progress=display.work, on_claim=display.claim, chunk_runner=chunks,
+                                reuse_claims=not args.recompute_claims)
+        display.step("drawing figures")
+        written = artifact_figures.write(result, out)
     written.append(results_json.write(result, out / "results.json"))
     print("Wrote " + ", ".join(map(str, written)))
     return EXIT_OK
@@ -287,7 +364,7 @@ def cmd_cache(args) -> int:
 
     directory = args.cache_dir or execution.default_cache_dir()
     if args.action == "info":
-        print(cache.info(directory))
+        print(execution.describe_cache(directory))
         return EXIT_OK
     try:
         removed = cache.clear(directory)
@@ -305,8 +382,9 @@ def cmd_diff(args) -> int:
     except ValueError as exc:
         raise UsageError(f"diff: {exc}") from None
     result = diff.compare(old, new, rel=args.rel)
-    sys.stdout.write(diff.render(result, show_text=args.text))
-    return EXIT_OK if result.same_findings else EXIT_REFUTED
+    sys.stdout.write(diff.render(result, show_text=args.text, only=args.only))
+    moved = not result.same_findings if args.strict else bool(result.flips)
+    return EXIT_REFUTED if moved else EXIT_OK
 
 
 def cmd_simulate(args) -> int:
@@ -344,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("moecl-verify: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # e.g. `moecl-verify simulate | head`; not an error of the tool.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -3,7 +3,10 @@
 ``chunk_runner(args)`` turns ``--executor``, ``--jobs``, ``--scheduler``,
 ``--cache-dir`` and ``--no-cache`` into a :class:`numeric.chunks.ChunkRunner`
 inside a context that holds the cache lock and the worker pool for the run,
-and maps their failures to one-line usage errors.
+and maps their failures to one-line usage errors.  The run that creates the
+cache directory says so once on stderr, even under ``--quiet``: it is a new
+directory in the user's tree, and ``cache clear`` or ``--no-cache`` are the
+way out of it.  ``describe_cache`` is what ``cache info`` prints.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import Iterator
 
 from moecl_verify.errors import UsageError
@@ -62,12 +66,15 @@ def chunk_runner(args) -> Iterator[ChunkRunner]:
         cache = None
         if not args.no_cache:
             cache = ResultCache(args.cache_dir or default_cache_dir(), on_problem=_warn)
+            is_new = not cache.directory.exists()
             try:
                 stack.enter_context(cache)
             except CacheLocked as exc:
                 raise UsageError(f"--cache-dir: {exc}; wait for it, or pass --cache-dir DIR or --no-cache") from None
             except CacheUnavailable as exc:
                 raise UsageError(f"--cache-dir: {exc}") from None
+            if is_new:
+                print(f"moecl-verify: created results cache at {cache.directory}", file=sys.stderr)
         try:
             stack.enter_context(executor)
         except OSError as exc:
@@ -81,3 +88,33 @@ def cache_summary(runner: ChunkRunner) -> dict:
     s = runner.cache.stats
     return {"enabled": True, "directory": str(runner.cache.directory), "hits": s.hits, "misses": s.misses,
             "corrupt": s.corrupt, "hit_rate": round(s.hit_rate, 4)}
+
+
+def human_bytes(n: int) -> str:
+    """``n`` bytes in decimal units with three significant digits: 512 B, 1.2 kB, 160 MB, 3.4 GB."""
+    size, unit = float(n), "B"
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if size < 999.5 or unit == "TB":
+            break
+        size /= 1000
+    if unit == "B":
+        return f"{n} B"
+    return f"{size:.3g} {unit}" if size < 999.5 else f"{size:.0f} {unit}"
+
+
+def describe_cache(directory: str) -> str:
+    """What ``cache info`` prints: where the cache is, its size, and what it holds."""
+    from moecl_verify.numeric import cache
+
+    where = Path(directory).resolve()
+    if not where.is_dir():
+        return f"results cache: {where}\nnot created yet (the first run that uses it creates it)"
+    info = cache.info(where)
+    versions = ", ".join(v[:12] for v in info.engine_versions) or "none"
+    return "\n".join([
+        f"results cache: {where}",
+        f"size: {human_bytes(info.total_bytes)} in {info.entries} entries "
+        f"({info.claim_records} of them claim and slip records)",
+        f"simulation chunks: {info.entries - info.claim_records}; incomplete (interrupted writes): {info.incomplete}",
+        f"engine versions: {versions}",
+    ])

@@ -15,7 +15,7 @@ import sympy
 from moecl_verify.checks import stats
 from moecl_verify.checks.claim_store import ClaimStore
 from moecl_verify.checks.context import BUDGETS, Context
-from moecl_verify.checks.decide import decide_claims
+from moecl_verify.checks.decide import decide_claims, is_exact
 from moecl_verify.checks.model import RunResult
 from moecl_verify.checks.registry import select
 from moecl_verify.numeric.chunks import ChunkRunner
@@ -42,6 +42,7 @@ def run(
     timings: dict | None = None,
     reuse_claims: bool = True,
     claim_records: dict | None = None,
+    on_claim: Callable[[int, int, str, str], None] | None = None,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
 
@@ -53,7 +54,12 @@ def run(
     With a cache (and ``reuse_claims``), each claim's measurements and
     artifacts are kept as a record (:mod:`moecl_verify.checks.claim_store`) and an identical
     rerun reuses them; Holm, verdicts and slips are always recomputed.
-    ``claim_records``, if given, is filled with how many were reused."""
+    ``claim_records``, if given, is filled with how many were reused.
+
+    For a display: ``on_claim(index, total, claim_id, phase)`` (index from 1) is called with phase
+    ``"start"`` before each claim and ``"done"`` or ``"reused"`` after it; ``progress(label, done,
+    total)`` hears each claim's own work and then the step ``deciding verdicts (Holm across N
+    entries)``.  Neither changes a result."""
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
@@ -68,7 +74,9 @@ def run(
     if reuse_claims and ctx.runner.cache is not None:
         store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, versions())
     measured, artifacts = [], {}
-    for claim in claims:
+    for index, claim in enumerate(claims, 1):
+        if on_claim is not None:
+            on_claim(index, len(claims), claim.id, "start")
         started = time.perf_counter()
         record = store.get(claim.id) if store is not None else None
         if record is None:
@@ -83,9 +91,13 @@ def run(
         artifacts.update(claim_artifacts)
         if timings is not None:
             timings[claim.id] = round(time.perf_counter() - started, 3)
+        if on_claim is not None:
+            on_claim(index, len(claims), claim.id, "done" if record is None else "reused")
     if claim_records is not None and store is not None:
         claim_records.update(store.summary())
     # Every verdict of the run is decided in one place, Holm across all non-exact entries.
+    tested = sum(1 for _, ms in measured for item in ms if not is_exact(item))
+    ctx.progress(f"deciding verdicts (Holm across {tested} entries)", 0, 1)
     decided_by_claim = decide_claims([ms for _, ms in measured], family_rate)
     results, slips, interpretations, seen = [], [], [], set()
     for (claim, _), claim_results in zip(measured, decided_by_claim):

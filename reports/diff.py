@@ -4,8 +4,9 @@ Entries are matched by claim id, form and configuration (an entry's identity); s
 interpretations by id. Fields that name library versions (``meta.versions``) are left out:
 they describe the machine, not the paper.
 
-Used by ``moecl-verify diff`` for continuous integration (a verdict that moved is exit 1)
-and to show that a change of the tool's code left its findings alone.
+Used by ``moecl-verify diff`` for continuous integration (an entry that moved between
+``confirmed`` and ``refuted`` is exit 1; with ``--strict`` any moved verdict or number is) and
+to show that a change of the tool's code left its findings alone.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ class RunDiff:
     numbers: tuple[Change, ...]
     text: tuple[Change, ...]
     meta: tuple[Change, ...]
+    # entry key -> (old verdict, new verdict); None where the entry does not exist on that side
+    verdict_of: dict = None
+
+    @property
+    def flips(self) -> tuple[Change, ...]:
+        """Verdicts that moved between confirmed and refuted: a finding reversed."""
+        return tuple(c for c in self.verdicts if {c.old, c.new} == {"confirmed", "refuted"})
 
     @property
     def same_findings(self) -> bool:
@@ -50,8 +58,11 @@ class RunDiff:
 
 
 def load(path: str | Path) -> dict:
-    """A results.json as a dict; ``ValueError`` naming the path when it is not one."""
+    """A results.json (or a report folder holding one) as a dict; ``ValueError`` naming the path when it is
+    not one."""
     path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -114,7 +125,9 @@ def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
     for name in sorted((old.get("meta", {}).keys() | new.get("meta", {}).keys()) - {"versions"}):
         if old.get("meta", {}).get(name) != new.get("meta", {}).get(name):
             meta.append(Change("meta", name, old["meta"].get(name), new["meta"].get(name)))
-    return RunDiff(added, removed, tuple(verdicts), tuple(numbers), tuple(text), tuple(meta))
+    verdict_of = {k: (before[k].get("verdict") if k in before else None, after[k].get("verdict") if k in after else None)
+                  for k in before.keys() | after.keys()}
+    return RunDiff(added, removed, tuple(verdicts), tuple(numbers), tuple(text), tuple(meta), verdict_of)
 
 
 def _short(value: Any, width: int = 60) -> str:
@@ -122,23 +135,36 @@ def _short(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render(diff: RunDiff, show_text: bool = False) -> str:
-    """The diff as plain text for a terminal or a CI log."""
-    lines = [f"entries added {len(diff.added)}, removed {len(diff.removed)}; verdicts changed {len(diff.verdicts)}; "
-             f"numbers changed {len(diff.numbers)}; wording changed {len(diff.text)}; run settings changed "
-             f"{len(diff.meta)}"]
+def render(diff: RunDiff, show_text: bool = False, only: str | None = None) -> str:
+    """The diff as plain text for a terminal or a CI log.  ``only`` keeps the entries whose old or new
+    verdict is that verdict (slips, interpretations and settings are then left out)."""
+    verdict_of = diff.verdict_of or {}
+
+    def keep(key: str) -> bool:
+        return only is None or only in verdict_of.get(key, ())
+
+    lines = [f"entries added {len(diff.added)}, removed {len(diff.removed)}; verdicts changed {len(diff.verdicts)} "
+             f"({len(diff.flips)} between confirmed and refuted); numbers changed {len(diff.numbers)}; wording "
+             f"changed {len(diff.text)}; run settings changed {len(diff.meta)}"]
+    if only is not None:
+        lines.append(f"showing entries whose verdict is or was {only}")
     for key in diff.added:
-        lines.append(f"+ {key}")
+        if keep(key):
+            lines.append(f"+ {key}" + (f": {verdict_of[key][1]}" if key in verdict_of else ""))
     for key in diff.removed:
-        lines.append(f"- {key}")
-    for c in diff.meta:
-        lines.append(f"settings {c.field}: {_short(c.old)} -> {_short(c.new)}")
+        if keep(key):
+            lines.append(f"- {key}" + (f": {verdict_of[key][0]}" if key in verdict_of else ""))
+    if only is None:
+        for c in diff.meta:
+            lines.append(f"settings {c.field}: {_short(c.old)} -> {_short(c.new)}")
     for c in diff.verdicts:
-        lines.append(f"VERDICT {c.key}: {c.old} -> {c.new}")
-    for c in diff.numbers:
+        if keep(c.key):
+            flip = "FLIP " if c in diff.flips else ""
+            lines.append(f"{flip}VERDICT {c.key}: {c.old} -> {c.new}")
+    for c in (c for c in diff.numbers if keep(c.key)):
         lines.append(f"number {c.key} {c.field}: {_short(c.old)} -> {_short(c.new)}")
     if show_text:
-        for c in diff.text:
+        for c in (c for c in diff.text if keep(c.key)):
             lines.append(f"wording {c.key} {c.field}:\n    - {_short(c.old, 400)}\n    + {_short(c.new, 400)}")
     lines.append("same findings" if diff.same_findings else "findings differ")
     return "\n".join(lines) + "\n"

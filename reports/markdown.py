@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from moecl_verify.checks.model import VERDICTS, RunResult
+from moecl_verify.reports import consequence, headline, math_text, order
 
 VERDICT_WORDS = {
     "confirmed": "the Monte Carlo agrees with the formula, at a resolution that would have exposed an error",
@@ -85,7 +86,7 @@ EVIDENCE_TABLES = {
 
 def _evidence_tables(add, run: RunResult) -> None:
     by_type: dict[str, list] = {}
-    for res in run.results:
+    for res in sorted(run.results, key=lambda r: order.paper_key(r.id)):
         by_type.setdefault(evidence_type(res), []).append(res)
     for kind, (title, header, cells) in EVIDENCE_TABLES.items():
         rows = by_type.get(kind, [])
@@ -110,98 +111,218 @@ def _evidence_tables(add, run: RunResult) -> None:
         add("")
 
 
-def render(run: RunResult, figures: dict[str, str] | None = None) -> str:
-    """The report; ``figures`` maps claim ids to image paths relative to report.md."""
-    meta = run.meta
-    lines: list[str] = []
-    add = lines.append
-    add("# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*")
+def _figure_list(figures, claim_id: str, kind: str) -> list[tuple[str, str]]:
+    """A claim's figures as (path, caption); a bare path gets the caption of its kind."""
+    value = (figures or {}).get(claim_id)
+    if not value:
+        return []
+    if isinstance(value, str):
+        caption = ("measured quantity against sigma0 on log-log axes, with the fitted slope (solid) and the claimed "
+                   "slope (dashed)" if kind == "scaling" else
+                   "each form's formula against the Monte Carlo mean with its 99% band")
+        return [(value, caption)]
+    return [tuple(v) for v in value]
+
+
+def slip_anchor(slip_id: str) -> str:
+    return "slip-" + slip_id.replace(".", "-")
+
+
+def anchor(claim_id: str) -> str:
+    return "claim-" + claim_id.replace(".", "-")
+
+
+def _link(claim_id: str) -> str:
+    return f"[`{claim_id}`](#{anchor(claim_id)})"
+
+
+def _headline_table(add, rows, first_column: str) -> None:
+    add(f"| {first_column} | the paper claims | verdict | decisive evidence | entries |")
+    add("|---|---|---|---|---|")
+    for row in rows:
+        links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
+        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {_cell(row.evidence)} | "
+            f"{links} |")
     add("")
+
+
+def headline_markdown(run: RunResult) -> str:
+    """The "What stands and what falls" section followed by the slips ranked by consequence."""
+    lines: list[str] = []
+    _headline(lines.append, run)
+    _slip_overview(lines.append, run)
+    return "\n".join(lines).rstrip("\n")
+
+
+def _headline(add, run: RunResult) -> None:
+    paper, reviewer = headline.rows(run)
+    add("## What stands and what falls")
+    add("")
+    add("Each line summarizes the entries of the claims that measure a result, in the paper's statement as printed "
+        "(proof steps, corrections and derived forms are reported below but do not decide these lines): **falls** = "
+        "some entry refuted under every reading; **depends on the reading** = refuted under one reading the paper "
+        "leaves open, not under another; **stands** = every entry confirmed; **partly confirmed** = some confirmed, "
+        "none refuted; **open** = none decided.")
+    add("")
+    _headline_table(add, paper, "result")
+    add("The claims an independent reviewer's reading of the paper lists (C1-C6), measured by the entries named:")
+    add("")
+    add("| claim | the reading states | verdict | decisive evidence | entries |")
+    add("|---|---|---|---|---|")
+    for row in reviewer:
+        links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
+        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {_cell(row.evidence)} | "
+            f"{links} |")
+    add("")
+    add("The same table as CSV and LaTeX, for citing: `headline.csv`, `headline.tex`.")
+    add("")
+
+
+def _slip_overview(add, run: RunResult) -> None:
+    add('<a id="slips-by-consequence"></a>')
+    add("")
+    add("## Slips, by consequence")
+    add("")
+    ranked = consequence.ranked_slips(run)
+    if not ranked:
+        add("No slip was established by this run.")
+        add("")
+        return
+    add("Ranked by what they break: a false statement in a headline result first, then by how many headline results "
+        "a slip touches (*breaks*: the slip is in the result itself; *undercuts*: in a lemma its proof uses), then by "
+        "class. Details, with the evidence, in the [slip audit](#slip-audit).")
+    add("")
+    add("| # | slip | breaks | undercuts | class | what holds instead |")
+    add("|---|---|---|---|---|---|")
+    for i, r in enumerate(ranked, 1):
+        s = r.slip
+        holds = s.holds if len(s.holds) <= 160 else s.holds[:157].rstrip() + "..."
+        breaks = ", ".join(item.title for item in r.breaks) or "–"
+        undercuts = ", ".join(item.title for item in r.undercuts) or "–"
+        add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) | {breaks} | {undercuts} | {s.slip_class} | "
+            f"{_cell(holds)} |")
+    add("")
+
+
+def _run_section(add, run: RunResult) -> None:
+    meta = run.meta
     counts = run.counts()
-    add("## Summary")
+    add("## The run")
     add("")
     add("| verdict | entries |")
     add("|---|---|")
     for v in VERDICTS:
         add(f"| {v} | {counts[v]} |")
     add("")
-    by_class = Counter(s.slip_class for s in run.slips)
-    if by_class:
-        add("Slips found, by class: " + "; ".join(f"{k}: {n}" for k, n in sorted(by_class.items())) + ".")
-    else:
-        add("No slips found in this run.")
-    add("")
-    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
-    add(
-        f"Run: claims {', '.join(meta.get('claims', []))}; budget `{meta.get('budget')}` "
-        f"({meta.get('replicates')} replicates per configuration for the closed-form checks; each entry's "
-        f"configuration states its own); seed {meta.get('seed')}; "
-        f"family-wise false-fail rate {meta.get('family_false_fail_rate')} for the Monte Carlo entries (Holm across "
-        f"entries, Bonferroni across horizons or cases within an entry; symbolic entries are exact); power for "
-        f"`min detectable` {meta.get('power')}; {versions}."
-    )
-    add("")
-    add("Interpretations chosen for ambiguous points (details at the end):")
-    add("")
-    for it in run.interpretations:
-        add(f"- **{it.id}**: {it.choice}")
-    add("")
-    add("## Verdicts")
-    add("")
-    add("One table per kind of evidence, so that every column means one thing. Every entry except the exact ones "
-        "faced the run's Holm threshold (`false-fail rate`); `p` is its p-value against the claim.")
-    add("")
-    _evidence_tables(add, run)
     add("What the verdicts mean: " + "; ".join(f"**{k}**: {v}" for k, v in VERDICT_WORDS.items()) + ".")
     add("")
+    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
+    add(f"- budget `{meta.get('budget')}`, seed {meta.get('seed')}; {meta.get('replicates')} replicates per "
+        "configuration for the closed-form checks (each entry's configuration states its own)")
+    add(f"- family-wise false-fail rate {meta.get('family_false_fail_rate')} over every sampled entry (Holm across "
+        "the run, Bonferroni across horizons or cases within an entry); exact entries carry no rate; power for "
+        f"`min detectable` {meta.get('power')}")
+    add(f"- {len(meta.get('claims', []))} claims: " + ", ".join(f"`{c}`" for c in
+                                                              order.in_paper_order(meta.get("claims", []))))
+    add(f"- {versions}")
+    add(f"- readings chosen for {len(run.interpretations)} ambiguous points: see [Interpretations](#interpretations)")
+    add("")
+
+
+def render(run: RunResult, figures: dict | None = None) -> str:
+    """The report; ``figures`` maps claim ids to image paths relative to report.md, or to lists of
+    (path, caption)."""
+    lines: list[str] = []
+    add = lines.append
+    add("# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*")
+    add("")
+    counts = run.counts()
+    summary = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n)
+    add(f"{len(run.results)} entries ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
+        f"Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
+    add("")
+    _headline(add, run)
+    _slip_overview(add, run)
+    _run_section(add, run)
+    add("## Verdicts, by kind of evidence")
+    add("")
+    add("One table per kind of evidence, so that every column means one thing; rows in the paper's order. Every entry "
+        "except the exact ones faced the run's Holm threshold (`false-fail rate`); `p` is its p-value against the "
+        "claim.")
+    add("")
+    _evidence_tables(add, run)
     _scaling_section(add, run)
-    for claim in run.claims:
-        _claim_section(add, claim, [r for r in run.results if r.id == claim["id"]], (figures or {}).get(claim["id"]))
+    add("## Claims, in the paper's order")
+    add("")
+    by_id = {c["id"]: c for c in run.claims}
+    for claim_id in order.in_paper_order(by_id):
+        claim = by_id[claim_id]
+        _claim_section(add, claim, [r for r in run.results if r.id == claim_id],
+                       _figure_list(figures, claim_id, claim["kind"]))
     _slips_section(add, run)
+    add('<a id="interpretations"></a>')
+    add("")
     add("## Interpretations")
+    add("")
+    add("The reading chosen for every point the paper leaves ambiguous or garbled.")
     add("")
     add("| id | where | the question | reading chosen | option |")
     add("|---|---|---|---|---|")
     for it in run.interpretations:
-        add(f"| {it.id} | {it.location} | {it.issue} | {it.choice} | {it.option or '—'} |")
+        add(f"| {it.id} | {_cell(it.location)} | {_cell(it.issue)} | {_cell(it.choice)} | {it.option or ''} |")
     add("")
     return "\n".join(lines)
 
 
-def _claim_section(add, claim: dict, results, figure: str | None = None) -> None:
+def entry_label(res) -> str:
+    """What distinguishes an entry within its claim: form, feature model (when one applies), part, pool."""
+    bits = [f"{res.form} form"]
+    features = res.config.get("features")
+    if features in ("gaussian", "definition1"):
+        bits.append(f"{features} features")
+    part = res.config.get("part")
+    if part:
+        bits.append(str(part))
+    if res.config.get("pool") is not None and "pool" not in str(part or ""):
+        bits.append(f"pool {res.config['pool']}")
+    return ", ".join(bits)
+
+
+def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) -> None:
+    add(f'<a id="{anchor(claim["id"])}"></a>')
+    add("")
     add(f"## `{claim['id']}`: {claim['summary']}")
     add("")
     add(f"Source: {claim['source']}. Kind: {claim['kind']}.")
     add("")
     add("As stated:")
     add("")
-    add(f"$$ {claim['statement']} $$")
+    add(math_text.display(claim["statement"]))
     add("")
     add("Preconditions: " + "; ".join(claim["preconditions"]).rstrip(".") + ".")
     add("")
     if claim.get("notes"):
         add(f"> {claim['notes']}")
         add("")
-    shown_forms = set()
+    shown = set()
     for res in results:
-        if res.form in shown_forms:
+        if (res.form, res.formula) in shown or not res.formula:
             continue
-        shown_forms.add(res.form)
+        shown.add((res.form, res.formula))
         add(f"- **{res.form}** form ({res.source}):")
         add("")
-        add(f"  $$ {res.formula} $$")
+        add(f"  {math_text.display(res.formula)}")
         add("")
         if res.difference:
-            add(f"  {res.form} − derived $= {res.difference}$")
+            add(f"  {res.form} − derived = {math_text.inline(res.difference)}")
             add("")
-    if figure:
-        caption = ("measured quantity against sigma0 on log-log axes, with the fitted slope (solid) and the claimed "
-                   "slope (dashed)" if claim["kind"] == "scaling" else
-                   "each form's formula against the Monte Carlo mean with its 99% band")
-        add(f"![{claim['id']}: {caption}]({figure})")
+    for path, caption in figures:
+        add(f"![{claim['id']}: {caption}]({path})")
+        add("")
+        add(f"*Figure: {caption}.*")
         add("")
     for res in results:
-        add(f"### {res.form} form, {_features(res)} features: **{res.verdict}**")
+        add(f"### `{res.id}`: {entry_label(res)}: **{res.verdict}**")
         add("")
         add(res.evidence)
         add("")
@@ -217,7 +338,7 @@ def _claim_section(add, claim: dict, results, figure: str | None = None) -> None
             add("")
         scalars = {k: v for k, v in res.config.items() if not _is_table(v)}
         cfg = ", ".join(f"{k}={v if not isinstance(v, float) else num(v)}" for k, v in scalars.items())
-        add(f"Configuration: {cfg}.")
+        add(f"Configuration: {_cell(cfg)}.")
         add("")
         for key, rows in res.config.items():
             if _is_table(rows):
@@ -261,45 +382,33 @@ def _is_table(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
-# Slip classes, most consequential for the paper's conclusions first.
-SEVERITY = (
-    "false statement",
-    "wrong constant or exponent",
-    "inequality direction",
-    "false intermediate step",
-    "unstated assumption",
-    "inconsistency between sections",
-    "experiment outside preconditions",
-    "transcription",
-    "notation",
-)
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _slips_section(add, run: RunResult) -> None:
+    add('<a id="slip-audit"></a>')
+    add("")
     add("## Slip audit")
     add("")
     if not run.slips:
         add("No slip was established by this run.")
         add("")
         return
-    add("Each entry is a discrepancy between what the paper states and what holds, with the evidence. "
-        "Overview, most consequential class first:")
+    add("Each entry is a discrepancy between what the paper states and what holds, with the evidence, in the order "
+        "of the table [Slips, by consequence](#slips-by-consequence).")
     add("")
-    add("| slip | class | where | what holds instead |")
-    add("|---|---|---|---|")
-    for s in sorted(run.slips, key=lambda s: (SEVERITY.index(s.slip_class) if s.slip_class in SEVERITY
-                                              else len(SEVERITY), s.id)):
-        holds = s.holds if len(s.holds) <= 160 else s.holds[:157].rstrip() + "..."
-        add(f"| `{s.id}` | {s.slip_class} | {_cell(s.location)} | {_cell(holds)} |")
-    add("")
-    for s in run.slips:
+    for r in consequence.ranked_slips(run):
+        s = r.slip
+        add(f'<a id="{slip_anchor(s.id)}"></a>')
+        add("")
         add(f"### {s.id} ({s.slip_class})")
         add("")
         add(f"- **Where**: {s.location}")
+        if r.breaks or r.undercuts:
+            add("- **Consequence**: " + "; ".join(
+                [f"breaks {', '.join(i.title for i in r.breaks)}"] * bool(r.breaks)
+                + [f"undercuts {', '.join(i.title for i in r.undercuts)}"] * bool(r.undercuts)))
         add(f"- **Stated**: {s.stated}")
         add(f"- **Holds**: {s.holds}")
         add(f"- **Evidence**: {s.evidence}")

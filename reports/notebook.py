@@ -27,6 +27,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from moecl_verify.checks.model import VERDICTS, ClaimResult, RunResult
+from moecl_verify.reports import consequence, markdown, math_text, order
 
 KERNEL_NAME = "python3"
 TIMEOUT = 600
@@ -70,14 +71,14 @@ def _intro(run: RunResult) -> str:
     counts = run.counts()
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
     lines = [
-        "# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*",
+        "## The run",
         "",
         "`moecl-verify` checks the claims of the paper symbolically (sympy: what the paper **states**, "
         "and what actually **follows** from its own model) and numerically (a batched Monte Carlo "
         "simulation of the paper's model), and decides a verdict for every claim in every form "
         "(`stated`, `corrected`, `derived`) and feature model, with an explicit false-fail rate.",
         "",
-        f"This notebook was generated from the run's results: claims {', '.join(meta.get('claims', []))}; "
+        f"This notebook was generated from the run's results: {len(meta.get('claims', []))} claims; "
         f"budget `{meta.get('budget')}` ({meta.get('replicates')} replicates per configuration); "
         f"seed {meta.get('seed')}; family-wise false-fail rate {meta.get('family_false_fail_rate')} "
         f"(Holm across all entries, Bonferroni across horizons within an entry); {versions}.",
@@ -86,6 +87,7 @@ def _intro(run: RunResult) -> str:
         "|---|---|",
         *(f"| {v} | {counts[v]} |" for v in VERDICTS),
         "",
+        "The claims follow in the paper's order, after the headline results and the slips ranked by consequence. "
         "Each claim's code cell reruns that claim through the public API (`moecl_verify.checks.api.check`) with the "
         "recorded seed, budget and per-entry false-fail thresholds, which reproduces the recorded verdicts "
         "exactly (an entry is refuted iff its p-value is at or below its threshold). Running it needs "
@@ -102,7 +104,7 @@ def _claim_markdown(claim: dict, results: list[ClaimResult]) -> str:
         "",
         "As stated:",
         "",
-        f"$$ {claim.get('statement', '')} $$",
+        math_text.display(claim.get("statement", "")),
         "",
     ]
     if claim.get("preconditions"):
@@ -163,7 +165,7 @@ def _slips_markdown(run: RunResult) -> str:
         "By class: " + "; ".join(f"{k}: {n}" for k, n in sorted(by_class.items())) + ".",
         "",
     ]
-    for s in run.slips:
+    for s in (r.slip for r in consequence.ranked_slips(run)):
         lines += [
             f"### {s.id} ({s.slip_class})",
             "",
@@ -198,9 +200,14 @@ def build(run: RunResult, figures: dict[str, Path] | None = None) -> nbformat.No
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    cells = [_md("intro", _intro(run))]
+    counts = run.counts()
+    title = ("# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*\n\n"
+             f"{len(run.results)} entries ("
+             + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n)
+             + f"); {len(run.slips)} slips. Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
+    cells = [_md("title", title), _md("headline", markdown.headline_markdown(run)), _md("intro", _intro(run))]
     claims = list(run.claims) or [{"id": cid} for cid in dict.fromkeys(r.id for r in run.results)]
-    for claim in claims:
+    for claim in sorted(claims, key=lambda c: order.paper_key(c["id"])):
         cid = claim["id"]
         results = [r for r in run.results if r.id == cid]
         cells.append(_md(f"{cid}-statement", _claim_markdown(claim, results)))
@@ -235,16 +242,27 @@ def _kernel_env(cache_dir: str | None = None) -> dict[str, str]:
 
 
 def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = TIMEOUT,
-            cache_dir: str | None = None) -> nbformat.NotebookNode:
-    """Run every code cell in a fresh ``python3`` kernel (working directory ``cwd``)."""
+            cache_dir: str | None = None, on_cell=None) -> nbformat.NotebookNode:
+    """Run every code cell in a fresh ``python3`` kernel (working directory ``cwd``).
+
+    ``on_cell(done, total)``, if given, hears ``(0, total)`` before the kernel starts and
+    ``(k, total)`` after the k-th code cell ran, so a long execution can show its progress."""
     from nbclient import NotebookClient
 
+    hooks = {}
+    if on_cell is not None:
+        # nbclient runs (and so reports) only code cells with some source.
+        total = sum(1 for cell in nb.cells if cell.cell_type == "code" and cell.source.strip())
+        ran = iter(range(1, total + 1))
+        hooks["on_cell_executed"] = lambda **_: on_cell(next(ran, total), total)
+        on_cell(0, total)
     client = NotebookClient(
         nb,
         timeout=timeout,
         kernel_name=KERNEL_NAME,
         record_timing=False,
         resources={"metadata": {"path": str(cwd)}},
+        **hooks,
     )
     # The kernel's own stderr (e.g. its transport warning) goes to a log, not
     # to the user's terminal; its tail is quoted if running the cells fails.
@@ -288,17 +306,19 @@ def write(
     execute_cells: bool = True,
     timeout: int = TIMEOUT,
     cache_dir: str | None = None,
+    on_cell=None,
 ) -> Path:
     """Write ``path`` (executed unless ``execute_cells`` is false).
 
     If execution fails, the unexecuted notebook is written and
-    :class:`NotebookExecutionError` is raised.
+    :class:`NotebookExecutionError` is raised.  ``on_cell(done, total)`` follows the execution
+    (see :func:`execute`).
     """
     path = Path(path)
     nb = build(run, figures)
     if execute_cells:
         try:
-            execute(nb, path.parent.resolve(), timeout, cache_dir)
+            execute(nb, path.parent.resolve(), timeout, cache_dir, on_cell)
         except NotebookExecutionError as exc:
             nbformat.write(build(run, figures), str(path))
             raise NotebookExecutionError(f"{path} written unexecuted; running its cells failed: {exc}") from exc

@@ -74,7 +74,7 @@ def _smoke_root(config) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "smoke-run"
 
 
-SMOKE_COMMAND = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet"]
+SMOKE_COMMAND = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit,md,html,headline", "--quiet"]
 
 
 def _start_smoke_run(root: Path) -> subprocess.Popen | None:

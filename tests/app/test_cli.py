@@ -151,3 +151,27 @@ def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path):
     assert same.returncode == 0 and same.stdout.strip().endswith("same findings")
     bad = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "missing.json"))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "cannot read" in bad.stderr
+
+
+def test_diff_exits_1_only_for_a_reversed_finding_unless_strict(tmp_path):
+    def entry(eid, verdict, observed=1.0):
+        return {"id": eid, "form": "stated", "verdict": verdict, "config": {}, "expected": 1.0, "observed": observed,
+                "stderr": 0.1, "p_value": 0.5, "false_fail_rate": 1e-3, "min_detectable": 0.1}
+
+    old = {"results": [entry("a", "confirmed"), entry("b", "inconclusive"), entry("gone", "refuted")]}
+    new = {"results": [entry("a", "confirmed", observed=1.01), entry("b", "refuted"), entry("new", "confirmed")]}
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "results.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    # a number and an inconclusive -> refuted moved, entries came and went, but nothing flipped
+    proc = cli("diff", str(tmp_path / "run1"), str(tmp_path / "new.json"))
+    assert proc.returncode == 0, proc.stdout
+    assert "VERDICT b [stated] {}: inconclusive -> refuted" in proc.stdout and "FLIP" not in proc.stdout
+    assert "+ new [stated] {}: confirmed" in proc.stdout and "- gone [stated] {}: refuted" in proc.stdout
+    assert cli("diff", "--strict", str(tmp_path / "run1"), str(tmp_path / "new.json")).returncode == 1
+    only = cli("diff", "--only", "refuted", str(tmp_path / "run1"), str(tmp_path / "new.json")).stdout
+    assert "b [stated]" in only and "gone [stated]" in only and "new [stated]" not in only and "a [stated]" not in only
+    new["results"][0] = entry("a", "refuted")
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    flipped = cli("diff", str(tmp_path / "run1"), str(tmp_path / "new.json"))
+    assert flipped.returncode == 1 and "FLIP VERDICT a [stated] {}: confirmed -> refuted" in flipped.stdout

@@ -24,6 +24,7 @@ from moecl_verify.checks import runner
 from moecl_verify.cli import FORMATS, _write_reports
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip
 from moecl_verify.reports import figures, junit, markdown, notebook, results_json
+from moecl_verify.reports.order import paper_key
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VERDICT_LINE = re.compile(r"^\s+(\S+/\S+)\s+(confirmed|refuted|inconclusive|not_checkable)\s", re.M)
@@ -193,7 +194,8 @@ def test_notebook_validates_and_carries_statement_thresholds_and_figures(smoke, 
         assert f"$$ {claim['statement']} $$" in text
     codes = [c for c in nb.cells if c.cell_type == "code"]
     assert len(codes) == len(doc["claims"])
-    for cell, claim in zip(codes, doc["claims"]):
+    # The notebook follows the paper's order (reports/order.py), not results.json's.
+    for cell, claim in zip(codes, sorted(doc["claims"], key=lambda c: paper_key(c["id"]))):
         call = next(
             n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check"
         )
@@ -215,7 +217,8 @@ def test_executed_notebook_prints_the_recorded_verdicts(rendered):
     nb = nbformat.read(str(out / "report.ipynb"), as_version=4)
     doc = json.loads((out / "results.json").read_text())
     codes = [c for c in nb.cells if c.cell_type == "code"]
-    for cell, claim in zip(codes, doc["claims"]):
+    # The notebook follows the paper's order (reports/order.py), not results.json's.
+    for cell, claim in zip(codes, sorted(doc["claims"], key=lambda c: paper_key(c["id"]))):
         assert cell.execution_count is not None
         assert "execution" not in cell.metadata  # record_timing=False
         assert not [o for o in cell.outputs if o.output_type == "error"]
@@ -229,7 +232,7 @@ def test_synthetic_notebook_builds_and_validates(tmp_path):
     path = notebook.write(_synthetic(), tmp_path / "report.ipynb", execute_cells=False)
     nb = nbformat.read(str(path), as_version=4)
     nbformat.validate(nb)
-    assert [c.id for c in nb.cells] == ["intro", "x-claim-statement", "x-claim-rerun", "slip-audit", "interpretations"]
+    assert [c.id for c in nb.cells] == ["title", "headline", "intro", "x-claim-statement", "x-claim-rerun", "slip-audit", "interpretations"]
 
 
 # --- reproduction ------------------------------------------------------------------------

@@ -60,7 +60,9 @@ def test_same_seed_byte_identical_other_seed_not(smoke):
 def test_markdown_reads_like_a_report(smoke):
     text = markdown.render(smoke)
     assert text.startswith("# moecl-verify report")
-    assert "## Summary" in text and "## Slip audit" in text and "## Interpretations" in text
+    first_screen = text.splitlines()[:60]
+    assert "## What stands and what falls" in first_screen
+    assert "## Slip audit" in text and "## Interpretations" in text and "## The run" in text
     for res in smoke.results:
         assert f"`{res.id}`" in text
     # the differing term is printed for non-derived forms
@@ -97,15 +99,18 @@ def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
     assert low < 0.75 < high and verdict == "confirmed"
 
 
-def test_slip_overview_lists_every_slip_most_consequential_first(smoke):
-    from moecl_verify.reports.markdown import SEVERITY
+def test_slips_are_ranked_by_what_they_break(smoke):
+    from moecl_verify.reports.consequence import BREAKING
 
     text = markdown.render(smoke)
-    audit = text.split("## Slip audit", 1)[1]
-    rows = [line for line in audit.splitlines() if line.startswith("| `")]
-    assert len(rows) == len(smoke.slips) > 0
-    classes = [row.split(" | ")[1] for row in rows]
-    assert classes == sorted(classes, key=SEVERITY.index)
+    table = text.split("## Slips, by consequence", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert sorted(row.split(" | ")[1] for row in rows) == sorted(f"[`{s.id}`](#slip-{s.id.replace('.', '-')})"
+                                                                  for s in smoke.slips)
+    # a slip in a headline result whose class makes the statement wrong is never below one that breaks nothing
+    breaking = [i for i, row in enumerate(rows) if row.split(" | ")[2] != "–" and row.split(" | ")[4] in BREAKING]
+    harmless = [i for i, row in enumerate(rows) if row.split(" | ")[2] == "–" and row.split(" | ")[3] == "–"]
+    assert not breaking or not harmless or max(breaking) < min(harmless)
 
 
 def test_stream_outputs_are_merged_however_the_kernel_cut_them():

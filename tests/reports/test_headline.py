@@ -1,0 +1,139 @@
+"""The headline ("what stands and what falls"), the slips ranked by consequence, and the headline's CSV and LaTeX.
+
+Built on hand-made entries, so every expected verdict follows from the rules in
+reports/headline.py's docstring, not from a run's output.
+"""
+
+import csv
+import io
+
+import pytest
+
+from moecl_verify.checks.model import ClaimResult, RunResult, Slip
+from moecl_verify.reports import consequence, headline, markdown
+
+pytestmark = pytest.mark.app
+
+
+def entry(claim_id, verdict, form="stated", part=None, reading=None, evidence_type="criterion", p=0.5, observed=0.1):
+    config = {"features": "gaussian"}
+    if part:
+        config["part"] = part
+    if reading:
+        config["reading"] = reading
+    exact = evidence_type == "exact"
+    return ClaimResult(id=claim_id, source="-", kind="bound", form=form, verdict=verdict, expected=0.0,
+                       observed=None if exact else observed, stderr=None if exact else 0.01,
+                       p_value=None if exact else p, false_fail_rate=None if exact else 1e-3, min_detectable=None,
+                       config=config, evidence="counterexample: 3/4 > 0. More text." if exact else "z-test",
+                       evidence_type=evidence_type)
+
+
+def run_of(*results, slips=()):
+    ids = dict.fromkeys(r.id for r in results)
+    claims = tuple({"id": i, "summary": i, "source": "-", "kind": "bound", "statement": "x", "preconditions": [],
+                    "notes": ""} for i in ids)
+    return RunResult(tuple(results), tuple(slips), (), {"budget": "smoke", "seed": 0, "claims": list(ids)}, claims, {})
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["confirmed", "confirmed"], headline.STANDS),
+    (["confirmed", "inconclusive"], headline.PARTLY),
+    (["inconclusive", "inconclusive"], headline.OPEN),
+    (["confirmed", "refuted"], headline.FALLS),
+    (["not_checkable"], headline.NOT_CHECKABLE),
+])
+def test_statement_verdicts_summarize_by_the_stated_rules(verdicts, expected):
+    assert headline.summarize([entry("prop1", v) for v in verdicts]) == expected
+
+
+def test_nothing_measured_is_said_so():
+    assert headline.summarize([]) == headline.ABSENT
+
+
+def test_proof_steps_corrections_and_derivations_do_not_decide_the_statement():
+    entries = [entry("lemma4", "confirmed"),
+               entry("lemma4", "refuted", part="proof.step 2", evidence_type="exact"),
+               entry("lemma4", "refuted", part="proof step (G, 1)"),
+               entry("lemma4", "refuted", form="corrected"),
+               entry("lemma4", "refuted", form="derived")]
+    assert headline.summarize(entries) == headline.STANDS
+    # a claim whose ids are proof steps (lemma11.step3) is a proof step too
+    assert headline.summarize([entry("lemma11", "confirmed"), entry("lemma11.step3", "refuted")]) == headline.STANDS
+
+
+def test_a_refutation_under_one_reading_only_depends_on_the_reading():
+    entries = [entry("lemma7", "refuted", reading="every round", p=0.0),
+               entry("lemma7", "confirmed", reading="1 - o(1)")]
+    assert headline.summarize(entries) == headline.DEPENDS
+    text = headline.decisive(entries, headline.DEPENDS)
+    assert '"every round"' in text and '"1 - o(1)": confirmed' in text
+    # a refutation that no reading escapes (no reading recorded) makes the result fall
+    assert headline.summarize(entries + [entry("lemma7", "refuted")]) == headline.FALLS
+    # refuted under every reading the paper leaves open
+    assert headline.summarize([entry("lemma7", "refuted", reading="a"), entry("lemma7", "refuted", reading="b")]) \
+        == headline.FALLS
+
+
+def test_decisive_evidence_prefers_a_reading_free_refutation_then_exact_then_the_smallest_p():
+    entries = [entry("thm1.forgetting_early", "refuted", reading="given the routing", evidence_type="exact"),
+               entry("thm1.forgetting_early", "refuted", p=1e-5, observed=-0.5),
+               entry("thm1.forgetting_early", "refuted", p=1e-9, observed=-0.9)]
+    text = headline.decisive(entries, headline.FALLS)
+    assert text.startswith("3 of 3 entries refuted") and "Δ = -0.9" in text
+
+
+def test_rows_cover_every_headline_result_and_reviewer_claim():
+    run = run_of(entry("prop1", "refuted"), entry("prop2.t1", "confirmed"), entry("c4", "confirmed"),
+                 entry("fig2.moe_beats_single", "inconclusive"), entry("lemma3", "refuted"),
+                 entry("lemma7", "confirmed"), entry("lemma11.step1", "refuted"))
+    paper, reviewer = headline.rows(run)
+    by_title = {r.item.title: r for r in paper + reviewer}
+    assert [r.item.title for r in paper] == [i.title for i in headline.PAPER_ITEMS] + ["Lemmas 1-16, Corollary 1"]
+    assert [r.item.title for r in reviewer] == ["C1", "C2", "C3", "C4", "C5", "C6"]
+    assert by_title["Proposition 1"].verdict == headline.FALLS
+    assert by_title["Proposition 2"].verdict == headline.STANDS
+    assert by_title["Theorem 1"].verdict == headline.ABSENT
+    assert by_title["C4"].verdict == headline.PARTLY  # c4 confirmed, Figure 2's criterion inconclusive
+    assert by_title["C1"].verdict == headline.FALLS
+    chain = by_title["Lemmas 1-16, Corollary 1"]
+    assert chain.verdict == headline.FALLS
+    assert "of 2 lemmas: 1 falls (lemma3); 1 stands (lemma7)" in chain.evidence
+    assert "lemma11.step1" not in chain.claim_ids
+
+
+def test_headline_opens_the_report_and_links_to_entries():
+    run = run_of(entry("prop1", "refuted"), entry("thm1.generalization", "confirmed"))
+    text = markdown.render(run)
+    lines = text.splitlines()
+    assert lines.index("## What stands and what falls") < 10
+    row = next(line for line in lines if line.startswith("| **Proposition 1**"))
+    assert "**falls**" in row and "[`prop1`](#claim-prop1)" in row
+    assert '<a id="claim-prop1"></a>' in text  # the link's target exists
+
+
+def test_slips_rank_by_consequence_not_alphabet():
+    slips = (Slip("aaa.notation", "-", "notation", "-", "-", "-"),
+             Slip("lemma3.expert_moves", "Lemma 3", "false statement", "-", "-", "-"),
+             Slip("lemma2.statement", "Lemma 2", "wrong constant or exponent", "-", "-", "-"),
+             Slip("thm1.eq19.bound_fails", "Theorem 1", "false statement", "-", "-", "-"))
+    ranked = consequence.ranked_slips(run_of(entry("thm1.forgetting_early", "refuted"), slips=slips))
+    assert [r.slip.id for r in ranked] == ["thm1.eq19.bound_fails", "lemma3.expert_moves", "lemma2.statement",
+                                           "aaa.notation"]
+    assert [i.title for i in ranked[0].breaks] == ["Theorem 1"]
+    # Lemma 3 undercuts the results whose proofs use it
+    assert {i.title for i in ranked[1].undercuts} == {"Proposition 1", "Theorem 1"} and not ranked[1].breaks
+
+
+def test_headline_as_csv_and_latex():
+    run = run_of(entry("prop1", "refuted", part="50% of rounds & more_x"), entry("c4", "confirmed"))
+    table = list(csv.reader(io.StringIO(headline.to_csv(run))))
+    assert table[0] == list(headline.HEADER)
+    assert len(table) == 1 + len(headline.PAPER_ITEMS) + 1 + len(headline.REVIEWER_ITEMS)
+    prop1 = next(r for r in table if r[1] == "Proposition 1")
+    assert prop1[3] == "falls" and "50% of rounds & more_x" in prop1[4] and prop1[5] == "prop1"
+    tex = headline.to_latex(run)
+    assert r"\begin{tabular}" in tex and r"\end{tabular}" in tex
+    assert r"50\% of rounds \& more\_x" in tex
+    body = [line for line in tex.splitlines() if line.endswith(r"\\") and "toprule" not in line]
+    assert all(line.count(" & ") == 3 for line in body)  # four columns; the escaped "\\&" is not a separator
