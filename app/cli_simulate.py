@@ -19,6 +19,7 @@ from moecl_verify.parsing import finite_float, nonneg_int
 
 
 DRAWS_PER_CHUNK_BYTES = 64 * 2**20  # one chunk's feature matrices; keeps peak memory bounded whatever T is
+BALANCES = ("aux", "none", "bias")  # numeric.moe.BALANCES, spelled out so building the parser imports no simulator
 
 
 def add_parser(sub) -> None:
@@ -56,6 +57,29 @@ def add_parser(sub) -> None:
     moe.add_argument("--router", default="learned", choices=["learned", "oracle"])
     moe.add_argument("--pool", default="iid", choices=["iid", "clustered"])
     moe.add_argument("--K", type=nonneg_int("--K"), default=3, help="clusters for --pool clustered")
+    var = sim.add_argument_group("MoE variants outside the paper (--model moe; the defaults are the paper's)")
+    var.add_argument("--top-k", type=nonneg_int("--top-k"), default=1,
+                     help="experts routed per round; each learns the round's data, and a task is served by their "
+                     "models weighted by the renormalized softmax of the gate")
+    var.add_argument("--balance", default="aux", choices=list(BALANCES),
+                     help="load balancing: the auxiliary loss (aux, the paper), none, or a loss-free routing bias "
+                     "(bias)")
+    var.add_argument("--bias-rate", type=finite_float("--bias-rate"), default=0.0,
+                     help="--balance bias: step u of b_m <- b_m + u sign(1/M - load_m)")
+    var.add_argument("--bias-window", type=nonneg_int("--bias-window"), default=None,
+                     help="--balance bias: measure the load over the last W rounds (default: since round 1)")
+    var.add_argument("--task-freq", default="uniform",
+                     help="task frequencies: uniform (the paper), zipf:A (p_n proportional to n^-A), rare:S (task N "
+                     "has probability S, the others share the rest), or p1,...,pN")
+    var.add_argument("--freq-swap-at", type=nonneg_int("--freq-swap-at"), default=None,
+                     help="from round t on, the task probabilities reversed: frequent and rare tasks swap")
+    var.add_argument("--new-task-at", type=nonneg_int("--new-task-at"), default=None,
+                     help="task N first arrives at round t (probability 0 before)")
+
+
+# The variants' options and their defaults (the paper's setting): used with --model single, they are an error.
+VARIANT_DEFAULTS = {"top_k": 1, "balance": "aux", "bias_rate": 0.0, "bias_window": None, "task_freq": "uniform",
+                    "freq_swap_at": None, "new_task_at": None}
 
 
 def _validate(args) -> None:
@@ -89,6 +113,76 @@ def _validate(args) -> None:
                 raise UsageError(f"--{name} must be >= 0, got {getattr(args, name)}")
         if args.pool == "clustered" and not 1 <= args.K <= args.N:
             raise UsageError(f"--K must be in [1, N = {args.N}], got {args.K}")
+        _validate_variants(args)
+    else:
+        for dest, default in VARIANT_DEFAULTS.items():
+            if getattr(args, dest) != default:
+                raise UsageError(f"--{dest.replace('_', '-')} applies to --model moe only")
+
+
+def _validate_variants(args) -> None:
+    """The MoE variants' options (each error names its option, as the others do)."""
+    if not 1 <= args.top_k <= args.M:
+        raise UsageError(f"--top-k must be an integer in [1, M = {args.M}], got {args.top_k}")
+    if args.bias_rate < 0:
+        raise UsageError(f"--bias-rate must be >= 0, got {args.bias_rate}")
+    if args.bias_window is not None and args.bias_window < 1:
+        raise UsageError(f"--bias-window must be an integer >= 1, got {args.bias_window}")
+    if args.balance != "bias" and (args.bias_rate != 0 or args.bias_window is not None):
+        option = "--bias-rate" if args.bias_rate != 0 else "--bias-window"
+        raise UsageError(f"{option} applies to --balance bias only, got --balance {args.balance}")
+    if args.router == "oracle" and (args.top_k != 1 or args.balance == "bias"):
+        option = "--top-k" if args.top_k != 1 else "--balance"
+        raise UsageError(f"{option}: --router oracle routes each task to one expert (needs --top-k 1, "
+                         "no --balance bias)")
+    for option, value in (("--freq-swap-at", args.freq_swap_at), ("--new-task-at", args.new_task_at)):
+        if value is not None and not 1 <= value <= args.T:
+            raise UsageError(f"{option} must be a round in [1, T = {args.T}], got {value}")
+    task_schedule(args)  # parse errors of --task-freq now, before any simulation
+
+
+def task_schedule(args):
+    """The TaskSchedule of --task-freq, then --freq-swap-at, then --new-task-at, or None for the paper's
+    uniform tasks (drawn exactly as without these options)."""
+    from moecl_verify.numeric.draws import TaskSchedule
+
+    spec = str(args.task_freq).strip()
+    kind, colon, value = spec.partition(":")
+    try:
+        if spec == "uniform":
+            late = args.freq_swap_at is not None or args.new_task_at is not None
+            schedule = TaskSchedule.uniform(args.N) if late else None
+        elif colon and kind in ("zipf", "rare"):
+            number = _spec_number(spec, value)
+            schedule = TaskSchedule.zipf(args.N, number) if kind == "zipf" else TaskSchedule.with_rare(args.N, number)
+        elif colon:
+            raise UsageError(f"--task-freq must be uniform, zipf:A, rare:S or p1,...,pN, got {spec!r}")
+        else:
+            probs = [_spec_number(spec, p) for p in spec.split(",")]
+            if len(probs) != args.N:
+                raise UsageError(f"--task-freq must list N = {args.N} probabilities, got {len(probs)} in {spec!r}")
+            schedule = TaskSchedule(((1, tuple(probs)),))
+    except ValueError as exc:
+        raise UsageError(f"--task-freq {spec}: {exc}") from None
+    for option, step in (("--freq-swap-at", "swap_at"), ("--new-task-at", "new_task_at")):
+        t = getattr(args, option[2:].replace("-", "_"))
+        if t is not None:
+            try:
+                schedule = getattr(schedule, step)(t)
+            except ValueError as exc:
+                raise UsageError(f"{option} {t}: {exc}") from None
+    return schedule
+
+
+def _spec_number(spec: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"--task-freq must be uniform, zipf:A, rare:S or p1,...,pN with numbers, "
+                         f"got {spec!r}") from None
+    if not math.isfinite(value):
+        raise UsageError(f"--task-freq needs finite numbers, got {spec!r}")
+    return value
 
 
 def _warnings(args) -> list[str]:
@@ -102,6 +196,12 @@ def _warnings(args) -> list[str]:
                    "the minimum-norm step through the pseudo-inverse (the expert moves only along beta_t v_n)")
     if args.model == "moe" and args.lam == 0:
         out.append("--lam 0: no routing noise, top-1 routing is the plain argmax of the gate outputs")
+    if args.model == "moe" and args.freq_swap_at is not None and args.task_freq.strip() == "uniform":
+        out.append("--freq-swap-at with uniform task frequencies: reversing them changes nothing")
+    if args.model == "moe" and args.new_task_at == 1:
+        out.append("--new-task-at 1: the last task is there from round 1, the schedule is unchanged")
+    if args.model == "moe" and args.balance == "bias" and args.bias_rate == 0:
+        out.append("--balance bias with --bias-rate 0: the bias stays 0, the same as --balance none")
     return out
 
 
@@ -276,13 +376,23 @@ def _simulate_moe(args, pool, common, header):
         aux_factor=args.aux_factor,
         router=args.router,
         oracle_sets=oracle,
+        top_k=args.top_k,
+        balance=args.balance,
+        bias_rate=args.bias_rate,
+        bias_window=args.bias_window,
     )
+    schedule = task_schedule(args)
     header.update(
         M=args.M, eta=args.eta, alpha=args.alpha, lam=args.lam, Gamma=args.Gamma, termination=not args.no_termination,
         T1=cfg.exploration_rounds, marks=args.marks, flag_timing=args.flag_timing, aux_factor=args.aux_factor,
-        router=args.router, pool=args.pool,
+        router=args.router, pool=args.pool, top_k=args.top_k, balance=args.balance, task_freq=args.task_freq,
     )
-    run = simulate_moe(pool, cfg, key=("simulate", "moe"), **common)
+    if args.balance == "bias":
+        header.update(bias_rate=args.bias_rate, bias_window=args.bias_window)
+    for name in ("freq_swap_at", "new_task_at"):
+        if getattr(args, name) is not None:
+            header[name] = getattr(args, name)
+    run = simulate_moe(pool, cfg, key=("simulate", "moe"), task_probs=schedule, **common)
     frozen = run.freeze_round > 0
     summary = {
         "frozen_fraction": float(frozen.mean()),
@@ -290,4 +400,11 @@ def _simulate_moe(args, pool, common, header):
         "mean_load_per_expert": [float(x) for x in run.loads.mean(axis=0)],
         "expert_sets_replicate_0": [int(x) + 1 for x in run.expert_sets[0]],
     }
+    if run.bias is not None:
+        summary["mean_final_bias_per_expert"] = [float(x) for x in run.bias.mean(axis=0)]
+    if schedule is not None:
+        # Realized task shares (over all replicates and rounds), next to the schedule's phases.
+        summary["task_schedule"] = [[start, [float(p) for p in probs]] for start, probs in schedule.phases]
+        shares = np.bincount(run.tasks.ravel(), minlength=args.N) / run.tasks.size
+        summary["observed_task_share"] = [float(x) for x in shares]
     return run, summary

@@ -12,7 +12,12 @@ the other s - 1 columns are i.i.d. ``N(0, sigma_t^2 I_d)``.
 Draw order (fixed, so a Generator state determines the draws)
 --------------------------------------------------------------
 1. ``tasks = rng.integers(0, N, size=(R, T))``  (uniform over [N]), unless a
-   task sequence is prescribed (``tasks=``), in which case nothing is drawn.
+   task sequence is prescribed (``tasks=``), in which case nothing is drawn,
+   or a :class:`TaskSchedule` is given (``task_probs=``), in which case
+   ``U = rng.random((R, T))`` is drawn, one uniform per (replicate, round),
+   and mapped to tasks by the inverse CDF of the phase in force.  The number
+   of draws does not depend on the schedule's phases, so changing them does
+   not shift the feature streams that follow.
 2. features:
    * gaussian:    ``rng.standard_normal((R, T, d, s))``;
    * definition1: ``rng.standard_normal((R, T, d, s))`` (scaled by sigma_t;
@@ -31,7 +36,7 @@ import numpy as np
 
 from moecl_verify.numeric.pool import TaskPool
 
-__all__ = ["FEATURE_MODELS", "SingleExpertDraws", "draw_single_expert"]
+__all__ = ["FEATURE_MODELS", "SingleExpertDraws", "TaskSchedule", "draw_single_expert"]
 
 FEATURE_MODELS = ("definition1", "gaussian")
 
@@ -77,6 +82,151 @@ def _check_int(name: str, value: object, low: int, high: int | None = None) -> i
     return value
 
 
+PROBABILITY_TOLERANCE = 1e-9  # how far a phase's probabilities may sum from 1
+
+
+def _check_probabilities(name: str, probs: object) -> tuple[float, ...]:
+    try:
+        values = tuple(float(p) for p in probs)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a sequence of numbers, got {probs!r}") from None
+    if not values:
+        raise ValueError(f"{name} must list at least one task's probability")
+    if not all(math.isfinite(p) and p >= 0 for p in values):
+        raise ValueError(f"{name} must be finite and >= 0, got {values!r}")
+    if abs(math.fsum(values) - 1.0) > PROBABILITY_TOLERANCE:
+        raise ValueError(f"{name} must sum to 1 (within {PROBABILITY_TOLERANCE:g}), got sum {math.fsum(values)!r}")
+    return values
+
+
+def _inverse_cdf(probs: tuple[float, ...]) -> np.ndarray:
+    """Cumulative probabilities for ``np.searchsorted(cdf, u, side="right")`` with u in [0, 1).
+
+    From the last task of positive probability on, the CDF is set to exactly 1, so a
+    rounding shortfall of the sum can never select a trailing task of probability 0
+    (e.g. a task that has not arrived yet); ``side="right"`` skips inner zeros."""
+    cdf = np.cumsum(np.asarray(probs, dtype=np.float64))
+    last = int(np.flatnonzero(np.asarray(probs) > 0)[-1])
+    cdf[last:] = 1.0
+    return cdf
+
+
+@dataclass(frozen=True)
+class TaskSchedule:
+    """How often each of the N tasks arrives, phase by phase.
+
+    ``phases`` is a tuple of ``(start_round, probabilities)``: from round
+    ``start_round`` (1-based) until the next phase starts, each round's task is
+    drawn independently with ``probabilities`` over the N tasks.  The first
+    phase starts at round 1 and the start rounds increase strictly.  Unequal
+    frequencies, a drift of the frequencies and a task that first arrives late
+    are schedules; the paper's setting (tasks uniform over [N], Section 3.1) is
+    :meth:`uniform`, though ``task_probs=None`` is how draws of the paper's
+    setting are made (with ``rng.integers``, the draws of earlier versions).
+    """
+
+    phases: tuple[tuple[int, tuple[float, ...]], ...]
+
+    def __post_init__(self) -> None:
+        try:
+            raw = [tuple(phase) for phase in self.phases]
+        except TypeError:
+            raise ValueError(f"TaskSchedule phases must be (start_round, probabilities) pairs, "
+                             f"got {self.phases!r}") from None
+        if not raw:
+            raise ValueError("TaskSchedule phases must not be empty")
+        phases = []
+        for i, phase in enumerate(raw):
+            if len(phase) != 2:
+                raise ValueError(f"TaskSchedule phase {i} must be a (start_round, probabilities) pair, got {phase!r}")
+            start = _check_int(f"TaskSchedule phase {i} start round", phase[0], 1)
+            probs = _check_probabilities(f"TaskSchedule phase {i} probabilities", phase[1])
+            if phases and start <= phases[-1][0]:
+                raise ValueError(f"TaskSchedule phase start rounds must increase, got {start} after {phases[-1][0]}")
+            if phases and len(probs) != len(phases[0][1]):
+                raise ValueError(f"TaskSchedule phase {i} lists {len(probs)} tasks, phase 0 lists {len(phases[0][1])}")
+            phases.append((start, probs))
+        if phases[0][0] != 1:
+            raise ValueError(f"TaskSchedule's first phase must start at round 1, got {phases[0][0]}")
+        object.__setattr__(self, "phases", tuple(phases))
+
+    @property
+    def N(self) -> int:
+        return len(self.phases[0][1])
+
+    def probabilities_at(self, t: int) -> tuple[float, ...]:
+        """The task probabilities in force at round t (1-based)."""
+        return [probs for start, probs in self.phases if start <= t][-1]
+
+    @staticmethod
+    def uniform(N: int) -> "TaskSchedule":
+        """Every task with probability 1/N in every round (the paper's setting)."""
+        N = _check_int("N", N, 1)
+        return TaskSchedule(((1, (1.0 / N,) * N),))
+
+    @staticmethod
+    def zipf(N: int, exponent: float) -> "TaskSchedule":
+        """p_n proportional to (n + 1)^(-exponent), n = 0..N-1: task 0 the most frequent; exponent 0 is uniform."""
+        N = _check_int("N", N, 1)
+        a = float(exponent)
+        if not (math.isfinite(a) and a >= 0):
+            raise ValueError(f"zipf exponent must be finite and >= 0, got {exponent!r}")
+        weights = (np.arange(N) + 1.0) ** -a
+        return TaskSchedule(((1, tuple(float(p) for p in weights / weights.sum())),))
+
+    @staticmethod
+    def with_rare(N: int, share: float) -> "TaskSchedule":
+        """Task N-1 with probability ``share`` in every round, the other N-1 tasks share the rest equally."""
+        N = _check_int("N", N, 2)
+        share = float(share)
+        if not (math.isfinite(share) and 0 <= share <= 1):
+            raise ValueError(f"rare task share must be in [0, 1], got {share!r}")
+        return TaskSchedule(((1, ((1.0 - share) / (N - 1),) * (N - 1) + (share,)),))
+
+    def _split(self, t: int) -> list[tuple[int, tuple[float, ...]]]:
+        """The phases with a boundary at round t (a phase starting at t, the probabilities unchanged)."""
+        phases = list(self.phases)
+        if all(start != t for start, _ in phases):
+            phases.append((t, self.probabilities_at(t)))
+            phases.sort(key=lambda phase: phase[0])
+        return phases
+
+    def swap_at(self, t: int) -> "TaskSchedule":
+        """From round t on, the probabilities in force reversed (task n takes task N-1-n's): frequent and rare
+        tasks swap, a drift of the task distribution."""
+        t = _check_int("swap round", t, 1)
+        return TaskSchedule(tuple((start, probs[::-1] if start >= t else probs) for start, probs in self._split(t)))
+
+    def new_task_at(self, t: int) -> "TaskSchedule":
+        """Task N-1 first arrives at round t: before t its probability is 0 and the other tasks' are renormalized;
+        from t on the schedule is unchanged (task N-1 has its share)."""
+        t = _check_int("new task round", t, 1)
+        if self.N < 2:
+            raise ValueError("a task arriving late needs N >= 2 tasks")
+        phases = []
+        for start, probs in self._split(t):
+            if start < t:
+                rest = math.fsum(probs[:-1])
+                if rest <= 0:
+                    raise ValueError(f"the schedule gives only the last task before round {t}, it cannot arrive late")
+                probs = tuple(p / rest for p in probs[:-1]) + (0.0,)
+            phases.append((start, probs))
+        return TaskSchedule(tuple(phases))
+
+    def sample(self, rng: np.random.Generator, R: int, T: int) -> np.ndarray:
+        """Tasks (R, T) int64: ``U = rng.random((R, T))``, one uniform per (replicate, round), mapped by the
+        inverse CDF of the phase in force at each round."""
+        u = rng.random((R, T))
+        tasks = np.empty((R, T), dtype=np.int64)
+        bounds = [start - 1 for start, _ in self.phases] + [T]
+        for (start, probs), end in zip(self.phases, bounds[1:]):
+            lo, hi = min(start - 1, T), min(end, T)
+            if lo < hi:
+                drawn = np.searchsorted(_inverse_cdf(probs), u[:, lo:hi], side="right")
+                tasks[:, lo:hi] = np.minimum(drawn, self.N - 1)
+        return tasks
+
+
 def draw_single_expert(
     rng: np.random.Generator,
     pool: TaskPool,
@@ -88,12 +238,15 @@ def draw_single_expert(
     sigma_t: float = 0.1,
     beta_max: float = 1.0,
     tasks: np.ndarray | None = None,
+    task_probs: TaskSchedule | None = None,
 ) -> SingleExpertDraws:
     """Draw R independent replicates of T rounds (order: see module docstring).
 
     ``sigma_t`` and ``beta_max`` only matter for ``features="definition1"``.
     ``sigma_t = 0`` is accepted but with s >= 2 it makes X_t rank deficient,
-    which the eq. 5 update cannot handle.
+    which the eq. 5 update cannot handle.  ``task_probs`` draws the tasks from
+    a :class:`TaskSchedule` instead of uniformly (``None``: uniform, with the
+    same generator calls as ever).
     """
     if features not in FEATURE_MODELS:
         raise ValueError(f"features must be one of {FEATURE_MODELS}, got {features!r}")
@@ -109,7 +262,15 @@ def draw_single_expert(
     if not (math.isfinite(beta_max) and beta_max > 0):
         raise ValueError(f"beta_max must be finite and > 0, got {beta_max!r}")
 
-    if tasks is None:
+    if task_probs is not None:
+        if tasks is not None:
+            raise ValueError("give either tasks (a prescribed sequence) or task_probs (a schedule), not both")
+        if not isinstance(task_probs, TaskSchedule):
+            raise ValueError(f"task_probs must be a TaskSchedule or None, got {type(task_probs).__name__}")
+        if task_probs.N != pool.N:
+            raise ValueError(f"task_probs lists {task_probs.N} tasks, the pool has N = {pool.N}")
+        tasks = task_probs.sample(rng, R, T)
+    elif tasks is None:
         tasks = rng.integers(0, pool.N, size=(R, T), dtype=np.int64)
     else:
         # A prescribed task sequence (for experiments on a given schedule); the

@@ -57,6 +57,20 @@ def task_loss_gradient(
     return (coef[:, None] * direction)[:, :, None] * xbar[:, None, :]
 
 
+def softmax_chain_gradient(pi: np.ndarray, dL_dpi: np.ndarray, xbar: np.ndarray) -> np.ndarray:
+    """grad_{theta_k} L for a loss that reaches the gate only through pi = softmax(h), h_m = theta_m^T xbar.
+
+    By the softmax Jacobian d pi_j / d h_k = pi_j (1{j = k} - pi_k):
+    dL/dh_k = pi_k dL/dpi_k - pi_k sum_j pi_j dL/dpi_j, and grad_{theta_k} = dL/dh_k xbar.
+    With dL/dpi nonzero at the routed expert only this is :func:`task_loss_gradient`; the general form
+    serves top-k routing and the variants without the auxiliary loss.
+    pi (R, M), dL_dpi (R, M), xbar (R, d) -> (R, M, d).
+    """
+    coef = pi * dL_dpi
+    dL_dh = coef - pi * coef.sum(axis=-1, keepdims=True)
+    return dL_dh[:, :, None] * xbar[:, None, :]
+
+
 def task_loss(
     theta: np.ndarray,
     xbar: np.ndarray,

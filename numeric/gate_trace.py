@@ -133,6 +133,9 @@ def run_gate_trace(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig, *, definitio
     """
     if cfg.router != "learned":
         raise ValueError("run_gate_trace traces the learned router only")
+    if cfg.top_k != 1 or cfg.balance != "aux":
+        # the recorded coefficients and steps are those of Algorithm 1 (top-1, auxiliary loss in the gradient)
+        raise ValueError("run_gate_trace follows Algorithm 1 only (top_k = 1, balance = 'aux')")
     if draws.M != cfg.M or draws.X.shape[2] != pool.d:
         raise ValueError("draws do not match the pool or the config")
     R, T, M, d = draws.R, draws.T, cfg.M, pool.d

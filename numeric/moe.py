@@ -16,6 +16,11 @@ Each round t = 1..T (Section 3.3, Algorithm 1):
    expert m is marked converged when ``|h_m - h_{m_t}| <= Gamma`` on the
    round's data; once every expert is marked, the gate is frozen for good.
 
+Variants outside the paper (options of :class:`MoEConfig`, defaults = the
+paper): top-k routing (``top_k``), other load balancing (``balance``: none,
+or a loss-free routing bias), and, in the draws, a :class:`TaskSchedule` of
+unequal or drifting task frequencies (``draw_moe(..., task_probs=...)``).
+
 Randomness is drawn separately (:class:`MoEDraws`: tasks, features, and
 routing noise as Uniform[0, 1) scaled by lambda in the dynamics), so the
 batched engine :func:`run_moe_batched` and the per-replicate reference
@@ -35,14 +40,16 @@ from typing import Callable, Sequence
 import numpy as np
 
 from moecl_verify.numeric.chunks import Chunk, ChunkRunner, chunk_sizes, default_runner
-from moecl_verify.numeric.draws import ReplicateRounds, draw_single_expert
+from moecl_verify.numeric.draws import ReplicateRounds, TaskSchedule, draw_single_expert
 from moecl_verify.numeric.expert import min_norm_update
-from moecl_verify.numeric.gate import AUX_FACTORS, gate_outputs, route, softmax, task_loss_gradient
+from moecl_verify.numeric.gate import (AUX_FACTORS, gate_outputs, route, softmax, softmax_chain_gradient,
+                                       task_loss_gradient)
 from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.seeding import generator_for
 
 FLAG_TIMINGS = ("before_update", "after_update")
 ROUTERS = ("learned", "oracle")
+BALANCES = ("aux", "none", "bias")
 
 
 def _finite(name: str, value: float, low: float, strict: bool) -> float:
@@ -76,6 +83,41 @@ class MoEConfig:
       a uniformly chosen expert of ``oracle_sets[n]``, a reference point.
     * ``record_rounds``: keep per-round gate outputs, loads and expert sets
       (memory R * T * M); off by default so long runs stay bounded.
+
+    Variants the paper does not study (interpretations; the defaults are the
+    paper's Algorithm 1 and reproduce its numbers bit for bit):
+
+    * ``balance``: how the load is balanced.  ``"aux"`` (default): the
+      auxiliary loss of eq. 7 enters the gate gradient.  ``"none"``: the gate
+      trains on the locality loss alone (the auxiliary term of dL/dpi is
+      dropped whatever ``alpha`` is).  ``"bias"``: loss-free balancing
+      (Wang et al. 2024, "Auxiliary-Loss-Free Load Balancing Strategy for
+      Mixture-of-Experts"): a per-expert bias b, starting at 0, is added to
+      the routing scores for the choice only, ``argmax_m (h_m + b_m +
+      lambda r_m)``, never to the softmax pi the losses and the combination
+      weights use; the gradient has no auxiliary term; after each round's
+      routing ``b_m <- b_m + bias_rate * sign(1/M - load_m)`` (sign(0) = 0),
+      where load_m is expert m's share of the routing so far including round
+      t, ``counts_m / (k t)``, or over the last ``bias_window`` rounds,
+      ``counts_m / (k min(t, W))``.  Reading chosen: termination freezes the
+      whole router, so the bias stops updating in the round the gate freezes
+      (it is updated exactly when the gate update is applied).
+    * ``top_k``: the paper routes top-1 and calls top-k out of scope.  With
+      k > 1 the k experts of largest ``h_m + b_m + lambda r_m`` form the set
+      S_t (ties toward the smaller index, as np.argmax); each takes the eq. 5
+      minimum-norm step on (X_t, y_t).  Reading chosen (the generic MoE
+      combination): round tau's task is served by ``sum_{m in S_tau} g_m
+      w^(m)`` with the renormalized top-k softmax weights ``g_m = pi_m /
+      sum_{j in S_tau} pi_j`` of round tau (set and weights fixed at tau, the
+      experts' current models), and E_t, F_t, G_t (eq. 14-16) use that
+      combined model in place of w^(m_tau); top-1 gives g = 1, today's
+      numbers.  The gate gradient generalizes the top-1 one through the
+      softmax Jacobian with ``dL/dpi_j = Delta_j + alpha M f_j c(t)`` for j
+      in S_t (Delta_j = ||w_t^(j) - w_{t-1}^(j)||^2, f_j = counts_j / (k t)),
+      0 otherwise (no alpha term unless ``balance="aux"``).  Termination
+      compares with m_t, the top-1 member of S_t; ``MoERun.chosen`` is m_t.
+    * ``bias_rate`` (u >= 0) and ``bias_window`` (W >= 1 or None: since
+      round 1) apply to ``balance="bias"`` only.
     """
 
     M: int
@@ -91,6 +133,10 @@ class MoEConfig:
     router: str = "learned"
     oracle_sets: tuple[tuple[int, ...], ...] | None = None
     record_rounds: bool = False
+    balance: str = "aux"
+    bias_rate: float = 0.0
+    bias_window: int | None = None
+    top_k: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.M, bool) or not isinstance(self.M, numbers.Integral) or self.M < 1:
@@ -113,6 +159,20 @@ class MoEConfig:
             for n, experts in enumerate(self.oracle_sets):
                 if not experts or any(not 0 <= e < self.M for e in experts):
                     raise ValueError(f"oracle_sets[{n}] must be a non-empty set of experts in [0, {self.M})")
+        if self.balance not in BALANCES:
+            raise ValueError(f"balance must be one of {BALANCES}, got {self.balance!r}")
+        object.__setattr__(self, "bias_rate", _finite("bias_rate", self.bias_rate, 0.0, strict=False))
+        window = self.bias_window
+        if window is not None and (isinstance(window, bool) or not isinstance(window, numbers.Integral) or window < 1):
+            raise ValueError(f"bias_window must be an integer >= 1 or None, got {self.bias_window!r}")
+        if self.balance != "bias" and (self.bias_rate != 0 or self.bias_window is not None):
+            raise ValueError(f"bias_rate and bias_window apply to balance='bias' only, got balance={self.balance!r}")
+        top_k = self.top_k
+        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or not 1 <= top_k <= self.M:
+            raise ValueError(f"top_k must be an integer in [1, M = {self.M}], got {self.top_k!r}")
+        if self.router == "oracle" and (self.top_k != 1 or self.balance == "bias"):
+            raise ValueError(f"router='oracle' routes each task to one expert: it needs top_k=1 and balance other "
+                             f"than 'bias', got top_k={self.top_k}, balance={self.balance!r}")
 
     @property
     def exploration_rounds(self) -> int:
@@ -144,9 +204,14 @@ def draw_moe(
     features: str = "definition1",
     sigma_t: float = 0.1,
     beta_max: float = 1.0,
+    task_probs: TaskSchedule | None = None,
 ) -> MoEDraws:
-    """Tasks and features as :func:`numeric.draws.draw_single_expert`, then noise ``rng.random((R, T, M))``."""
-    base = draw_single_expert(rng, pool, R=R, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max)
+    """Tasks and features as :func:`numeric.draws.draw_single_expert`, then noise ``rng.random((R, T, M))``.
+
+    ``task_probs``: None draws tasks uniformly (the paper; the draws of earlier
+    versions exactly), a :class:`TaskSchedule` draws them by its phases."""
+    base = draw_single_expert(rng, pool, R=R, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max,
+                              task_probs=task_probs)
     if isinstance(M, bool) or not isinstance(M, numbers.Integral) or M < 1:
         raise ValueError(f"M must be an integer >= 1, got {M!r}")
     return MoEDraws(base.tasks, base.X, rng.random((base.R, base.T, int(M))))
@@ -154,6 +219,7 @@ def draw_moe(
 
 _RUN_FIELDS = ("tasks", "chosen", "model_error", "forgetting", "generalization", "loads", "expert_sets",
                "freeze_round", "theta", "w", "theta_max")
+_OPTIONAL_RUN_FIELDS = ("bias",)  # absent (None) unless an option produces them
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,7 +231,12 @@ class MoERun(ReplicateRounds):
     theta_m^T v_j (eq. 11), ``freeze_round`` (R,) (0 = never frozen), ``theta``
     (R, M, d), ``w`` (R, M, d), ``theta_max`` (R,) the largest ||theta_t^(m)||_inf
     over all rounds and experts.  ``rounds`` holds, on request, per-round gate
-    outputs ``h`` (R, T, M), cumulative ``loads`` (R, T, M) and ``sets`` (R, T, M).
+    outputs ``h`` (R, T, M), cumulative ``loads`` (R, T, M), ``sets`` (R, T, M),
+    the routed sets ``chosen_sets`` (R, T, top_k) (column 0 = ``chosen``) and,
+    with ``balance="bias"``, the routing bias ``bias`` (R, T, M) after round t.
+    ``bias`` (R, M) is the final routing bias with ``balance="bias"``, else None.
+    With top-k routing ``loads`` count every expert of each routed set (they
+    sum to k t).
     """
 
     tasks: np.ndarray
@@ -180,17 +251,21 @@ class MoERun(ReplicateRounds):
     w: np.ndarray
     theta_max: np.ndarray  # (R,): max over rounds t and experts m of ||theta_t^(m)||_inf (Lemma 6)
     rounds: dict = field(default_factory=dict)
+    bias: np.ndarray | None = None
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """Flat arrays (per-round records as ``rounds.<name>``), the cache's npz layout."""
+        """Flat arrays (per-round records as ``rounds.<name>``), the cache's npz layout.  Optional
+        fields that are None are left out, so arrays stored without them still load."""
         out = {name: getattr(self, name) for name in _RUN_FIELDS}
+        out.update({name: getattr(self, name) for name in _OPTIONAL_RUN_FIELDS if getattr(self, name) is not None})
         out.update({f"rounds.{k}": v for k, v in self.rounds.items()})
         return out
 
     @staticmethod
     def from_arrays(arrays: dict[str, np.ndarray]) -> "MoERun":
         rounds = {k[len("rounds."):]: v for k, v in arrays.items() if k.startswith("rounds.")}
-        return MoERun(**{name: arrays[name] for name in _RUN_FIELDS}, rounds=rounds)
+        return MoERun(**{name: arrays[name] for name in _RUN_FIELDS},
+                      **{name: arrays.get(name) for name in _OPTIONAL_RUN_FIELDS}, rounds=rounds)
 
     @staticmethod
     def concatenate(runs: Sequence["MoERun"]) -> "MoERun":
@@ -201,6 +276,11 @@ class MoERun(ReplicateRounds):
             **{
                 name: np.concatenate([getattr(r, name) for r in runs])
                 for name in _RUN_FIELDS
+            },
+            **{
+                name: None if any(getattr(r, name) is None for r in runs)
+                else np.concatenate([getattr(r, name) for r in runs])
+                for name in _OPTIONAL_RUN_FIELDS
             },
             rounds={k: np.concatenate([r.rounds[k] for r in runs]) for k in keys},
         )
@@ -231,7 +311,10 @@ class RoundState:
     at round t (eq. 1-2); ``xbar`` = sum_i X_{t,i}; ``delta`` = Delta_t (eq. 6);
     ``counts`` the routing counts including round t; ``grad`` the task-loss
     gradient (None for the oracle router); ``applied`` whether the gate update
-    was applied (False once frozen).  Observers must not modify the arrays.
+    was applied (False once frozen).  With top-k routing ``chosen`` and
+    ``delta`` are the top-1 expert's, ``chosen_sets`` (R, k) and ``deltas``
+    (R, k) those of the whole routed set; ``bias`` the routing bias after the
+    round (``balance="bias"``, else None).  Observers must not modify the arrays.
     """
 
     j: int
@@ -247,6 +330,9 @@ class RoundState:
     theta_next: np.ndarray
     grad: np.ndarray | None
     applied: np.ndarray
+    chosen_sets: np.ndarray | None = None
+    deltas: np.ndarray | None = None
+    bias: np.ndarray | None = None
 
 
 def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
@@ -263,25 +349,42 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
     T1 = cfg.exploration_rounds
     learned = cfg.router == "learned"
     oracle_mask = _oracle_mask(cfg, N) if not learned else None
+    k = cfg.top_k
+    biased = cfg.balance == "bias"
+    c_t_of = (lambda t: 1.0 / t) if cfg.aux_factor == "1/t" else (lambda t: float(t))
 
     theta = np.zeros((R, M, d))
     w = np.zeros((R, M, d))
     counts = np.zeros((R, M))
-    err = np.broadcast_to(np.einsum("nd,nd->n", W, W), (R, M, N)).copy()  # ||w^(m) - w_n||^2 at w = 0
-    pair_counts = np.zeros((R, M, N))  # rounds tau < t with (m_tau, n_tau) = (m, n)
+    if k == 1:
+        err = np.broadcast_to(np.einsum("nd,nd->n", W, W), (R, M, N)).copy()  # ||w^(m) - w_n||^2 at w = 0
+        pair_counts = np.zeros((R, M, N))  # rounds tau < t with (m_tau, n_tau) = (m, n)
+    else:
+        # Past rounds' combined models sum_m g_{tau,m} w^(m): their errors at the current w expand into
+        # g^T Gram g - 2 g^T (w W^T)[:, n] + ||w_n||^2, so three sums over tau < t suffice.
+        task_norms = np.einsum("nd,nd->n", W, W)
+        past_gg = np.zeros((R, M, M))  # sum g_tau g_tau^T
+        past_gn = np.zeros((R, M, N))  # sum g_tau e_{n_tau}^T
+        past_nn = np.zeros(R)  # sum ||w_{n_tau}||^2
     past_self_error = np.zeros(R)
     marks = np.zeros((R, M), dtype=bool)
     frozen = np.zeros(R, dtype=bool)
     freeze_round = np.zeros(R, dtype=np.int64)
     theta_max = np.zeros(R)
+    bias = np.zeros((R, M)) if biased else None
+    window_counts = np.zeros((R, M)) if biased and cfg.bias_window is not None else None
 
     chosen_all = np.empty((R, T), dtype=np.int64)
+    sets_all = chosen_all[:, :, None] if k == 1 else np.empty((R, T, k), dtype=np.int64)  # a view for top-1
     model_error = np.empty((R, T))
     forgetting = np.empty((R, T))
     generalization = np.empty((R, T))
     rec = {}
     if cfg.record_rounds:
-        rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64)}
+        rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64),
+               "chosen_sets": np.empty((R, T, k), dtype=np.int64)}
+        if biased:
+            rec["bias"] = np.empty((R, T, M))
 
     y_all = np.einsum("rtds,rtd->rts", draws.X, W[draws.tasks])
     for j in range(T):
@@ -291,27 +394,58 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
         xbar = X.sum(axis=-1)
         h = gate_outputs(theta, xbar)
         if learned:
-            m_t = route(h, cfg.lam * draws.noise[:, j])
+            scores = h if bias is None else h + bias  # the bias steers the choice only, never pi
+            if k == 1:
+                m_t = route(scores, cfg.lam * draws.noise[:, j])
+                S = m_t[:, None]
+            else:
+                # Descending scores, ties toward the smaller index (a stable sort), as np.argmax breaks them.
+                S = np.argsort(-(scores + cfg.lam * draws.noise[:, j]), axis=-1, kind="stable")[:, :k]
+                m_t = S[:, 0]
         else:
             m_t = np.argmax(np.where(oracle_mask[n_t], draws.noise[:, j], -np.inf), axis=-1)
+            S = m_t[:, None]
         pi = softmax(h)
+        sets_all[:, j] = S
 
-        w_old = w[rows, m_t]
-        w_new = min_norm_update(w_old, X, y_all[:, j])
-        step = w_new - w_old
-        delta = np.einsum("rd,rd->r", step, step)
-        w[rows, m_t] = w_new
-        counts[rows, m_t] += 1.0
+        if k == 1:
+            w_old = w[rows, m_t]
+            w_new = min_norm_update(w_old, X, y_all[:, j])
+            step = w_new - w_old
+            delta = np.einsum("rd,rd->r", step, step)
+            deltas = delta[:, None]
+            w[rows, m_t] = w_new
+            counts[rows, m_t] += 1.0
 
-        diff = w_new[:, None, :] - W[None, :, :]
-        err[rows, m_t] = np.einsum("rnd,rnd->rn", diff, diff)
-        current = err[rows, m_t, n_t]
-        past_at_current = np.einsum("rmn,rmn->r", pair_counts, err)
+            diff = w_new[:, None, :] - W[None, :, :]
+            err[rows, m_t] = np.einsum("rnd,rnd->rn", diff, diff)
+            current = err[rows, m_t, n_t]
+            past_at_current = np.einsum("rmn,rmn->r", pair_counts, err)
+            pair_counts[rows, m_t, n_t] += 1.0
+        else:
+            S_rows = rows[:, None]
+            w_old = w[S_rows, S]
+            w_new = min_norm_update(w_old, X[:, None], y_all[:, j][:, None])  # every expert of S_t steps (eq. 5)
+            step = w_new - w_old
+            deltas = np.einsum("rkd,rkd->rk", step, step)
+            delta = deltas[:, 0]
+            w[S_rows, S] = w_new
+            counts[S_rows, S] += 1.0
+
+            g = np.zeros((R, M))
+            g[S_rows, S] = softmax(h[S_rows, S])  # = pi_m / sum_{j in S_t} pi_j, without the underflow of pi
+            u = np.einsum("rm,rmd->rd", g, w) - W[n_t]
+            current = np.einsum("rd,rd->r", u, u)
+            past_at_current = (np.einsum("rmk,rmk->r", past_gg, np.einsum("rmd,rkd->rmk", w, w))
+                               - 2.0 * np.einsum("rmn,rmn->r", past_gn, np.einsum("rmd,nd->rmn", w, W)) + past_nn)
+            past_gg += g[:, :, None] * g[:, None, :]
+            past_gn[rows, :, n_t] += g
+            past_nn += task_norms[n_t]
+
         forgetting[:, j] = (past_at_current - past_self_error) / (t - 1) if t > 1 else np.nan
         generalization[:, j] = (past_at_current + current) / t
         model_error[:, j] = current
         chosen_all[:, j] = m_t
-        pair_counts[rows, m_t, n_t] += 1.0
         past_self_error += current
 
         theta_before, grad, applied = theta, None, ~frozen
@@ -319,21 +453,35 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
             checking = cfg.termination and t > T1
             if checking and cfg.flag_timing == "before_update":
                 _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
-            grad = task_loss_gradient(
-                pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
-            )
+            if k == 1 and cfg.balance == "aux":
+                grad = task_loss_gradient(
+                    pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
+                )
+            else:
+                dL_dpi = np.zeros((R, M))
+                on_set = deltas
+                if cfg.balance == "aux":
+                    on_set = deltas + cfg.alpha * M * (counts[rows[:, None], S] / (k * t)) * c_t_of(t)
+                dL_dpi[rows[:, None], S] = on_set
+                grad = softmax_chain_gradient(pi, dL_dpi, xbar)
             applied = ~frozen
             theta = theta - cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
             np.maximum(theta_max, np.abs(theta).max(axis=(1, 2)), out=theta_max)
+            if biased:
+                bias = _bias_step(bias, counts, window_counts, sets_all, j, frozen, cfg)
             if checking and cfg.flag_timing == "after_update":
                 _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
         if observer is not None:
             observer(RoundState(j=j, t=t, X=X, xbar=xbar, h=h, pi=pi, chosen=m_t, delta=delta, counts=counts.copy(),
-                                theta=theta_before, theta_next=theta, grad=grad, applied=applied))
+                                theta=theta_before, theta_next=theta, grad=grad, applied=applied, chosen_sets=S,
+                                deltas=deltas, bias=bias))
         if cfg.record_rounds:
             rec["h"][:, j] = h
             rec["loads"][:, j] = counts
             rec["sets"][:, j] = np.argmax(np.einsum("rmd,nd->rmn", theta, V), axis=-1)
+            rec["chosen_sets"][:, j] = S
+            if biased:
+                rec["bias"][:, j] = bias
 
     return MoERun(
         tasks=draws.tasks.copy(),
@@ -348,7 +496,25 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
         w=w,
         theta_max=theta_max,
         rounds=rec,
+        bias=bias,
     )
+
+
+def _bias_step(bias, counts, window_counts, sets_all, j, frozen, cfg: MoEConfig) -> np.ndarray:
+    """Loss-free balancing after round t = j + 1: b_m += u sign(1/M - load_m) where the gate is live.
+
+    load_m is expert m's share of the routed slots, cumulative (counts / (k t)) or over the last
+    ``bias_window`` rounds; ``window_counts`` (updated in place) tracks the latter."""
+    M, k, t = cfg.M, cfg.top_k, j + 1
+    if window_counts is None:
+        load = counts / (k * t)
+    else:
+        rows = np.arange(bias.shape[0])[:, None]
+        window_counts[rows, sets_all[:, j]] += 1.0
+        if t > cfg.bias_window:
+            window_counts[rows, sets_all[:, j - cfg.bias_window]] -= 1.0  # round t - W leaves the window
+        load = window_counts / (k * min(t, cfg.bias_window))
+    return np.where(frozen[:, None], bias, bias + cfg.bias_rate * np.sign(1.0 / M - load))
 
 
 def _update_flags(h, m_t, rows, cfg: MoEConfig, marks, frozen, freeze_round, t) -> None:
@@ -370,12 +536,16 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
     The gate gradient is formed by the chain rule through the softmax
     Jacobian, d pi_j / d h_k = pi_j (1{j = k} - pi_k), from dL/dpi_j, not from
     the closed form the batched engine uses; F_t and G_t are the O(t) sums of
-    eq. 15-16.
+    eq. 15-16 over the models that served each past round (the routed expert,
+    or with top-k the weighted combination of the routed set, formed
+    explicitly); the routed set is found by sorting, the routing bias's load
+    by counting the routed sets of the rounds it looks back on.
     """
     _check(pool, draws, cfg)
     R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
+    k = cfg.top_k
     T1 = cfg.exploration_rounds
-    out = {k: np.empty((R, T)) for k in ("model_error", "forgetting", "generalization")}
+    out = {name: np.empty((R, T)) for name in ("model_error", "forgetting", "generalization")}
     chosen_all = np.empty((R, T), dtype=np.int64)
     loads = np.zeros((R, M))
     sets = np.zeros((R, M), dtype=np.int64)
@@ -383,18 +553,27 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
     theta_all = np.zeros((R, M, d))
     w_all = np.zeros((R, M, d))
     theta_max = np.zeros(R)
+    bias_all = np.zeros((R, M)) if cfg.balance == "bias" else None
     rec = {}
     if cfg.record_rounds:
-        rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64)}
+        rec = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)), "sets": np.empty((R, T, M), dtype=np.int64),
+               "chosen_sets": np.empty((R, T, k), dtype=np.int64)}
+        if cfg.balance == "bias":
+            rec["bias"] = np.empty((R, T, M))
     c_t = {"1/t": lambda t: 1.0 / t, "t": lambda t: float(t)}[cfg.aux_factor]
+
+    def served(w, S, g):
+        """The model that serves a round routed to the set S with weights g: sum_i g_i w^(S_i)."""
+        return sum(g[i] * w[m] for i, m in enumerate(S))
 
     for r in range(R):
         theta = np.zeros((M, d))
         w = np.zeros((M, d))
+        b = np.zeros(M)
         counts = np.zeros(M)
         marks = [False] * M
         frozen = False
-        history = []  # (expert, task, E_tau(w_tau))
+        history = []  # (routed set, weights, task, E_tau(w_tau))
         for j in range(T):
             t = j + 1
             n = int(draws.tasks[r, j])
@@ -403,26 +582,38 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
             xbar = X.sum(axis=1)
             h = np.array([theta[m] @ xbar for m in range(M)])
             if cfg.router == "learned":
-                m_t = int(np.argmax(h + cfg.lam * draws.noise[r, j]))
+                if cfg.balance == "bias":
+                    scores = h + b + cfg.lam * draws.noise[r, j]
+                else:
+                    scores = h + cfg.lam * draws.noise[r, j]
+                S = sorted(range(M), key=lambda m: (-scores[m], m))[:k]  # largest first, ties to the smaller index
             else:
                 eligible = list(cfg.oracle_sets[n])
-                m_t = max(eligible, key=lambda e: (draws.noise[r, j, e], -e))
+                S = [max(eligible, key=lambda e: (draws.noise[r, j, e], -e))]
+            m_t = S[0]
             z = np.exp(h - h.max())
             pi = z / z.sum()
-            w_old = w[m_t].copy()
-            w[m_t] = w_old + X @ np.linalg.solve(X.T @ X, y - X.T @ w_old)
-            delta = float(np.sum((w[m_t] - w_old) ** 2))
-            counts[m_t] += 1
-            e_now = float(np.sum((w[m_t] - pool.W[n]) ** 2))
-            history.append((m_t, n, e_now))
+            # Renormalized top-k softmax: pi_m / sum_{j in S} pi_j = exp(h_m) / sum_{j in S} exp(h_j).
+            zS = np.exp(h[S] - h[S].max())
+            g = zS / zS.sum()
+            deltas = {}
+            for m in S:
+                w_old = w[m].copy()
+                w[m] = w_old + X @ np.linalg.solve(X.T @ X, y - X.T @ w_old)
+                deltas[m] = float(np.sum((w[m] - w_old) ** 2))
+                counts[m] += 1
+            e_now = float(np.sum((served(w, S, g) - pool.W[n]) ** 2))
+            history.append((S, g, n, e_now))
             out["model_error"][r, j] = e_now
             if t > 1:
                 out["forgetting"][r, j] = np.mean(
-                    [np.sum((w[m] - pool.W[k]) ** 2) - e for m, k, e in history[:-1]]
+                    [np.sum((served(w, S_, g_) - pool.W[n_]) ** 2) - e for S_, g_, n_, e in history[:-1]]
                 )
             else:
                 out["forgetting"][r, j] = np.nan
-            out["generalization"][r, j] = np.mean([np.sum((w[m] - pool.W[k]) ** 2) for m, k, _ in history])
+            out["generalization"][r, j] = np.mean(
+                [np.sum((served(w, S_, g_) - pool.W[n_]) ** 2) for S_, g_, n_, _ in history]
+            )
             chosen_all[r, j] = m_t
 
             if cfg.router == "learned":
@@ -440,23 +631,37 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
                 if checking and cfg.flag_timing == "before_update":
                     flags(h)
                 if not frozen:
-                    # dL/dpi_j: only the routed expert's pi enters L_loc and the h-dependent part of L_aux.
+                    # dL/dpi_j: only the routed experts' pi enter L_loc and the h-dependent part of L_aux.
                     dL_dpi = np.zeros(M)
-                    dL_dpi[m_t] = delta + cfg.alpha * M * (counts[m_t] / t) * c_t(t)
-                    for k in range(M):
-                        dL_dh_k = sum(dL_dpi[jj] * pi[jj] * ((1.0 if jj == k else 0.0) - pi[k]) for jj in range(M))
-                        theta[k] = theta[k] - cfg.eta * dL_dh_k * xbar
+                    for m in S:
+                        dL_dpi[m] = deltas[m]
+                        if cfg.balance == "aux":
+                            dL_dpi[m] = deltas[m] + cfg.alpha * M * (counts[m] / (k * t)) * c_t(t)
+                    for q in range(M):
+                        dL_dh_q = sum(dL_dpi[jj] * pi[jj] * ((1.0 if jj == q else 0.0) - pi[q]) for jj in range(M))
+                        theta[q] = theta[q] - cfg.eta * dL_dh_q * xbar
                     theta_max[r] = max(theta_max[r], float(np.abs(theta).max()))
+                    if cfg.balance == "bias":
+                        looked_at = [S_ for S_, _, _, _ in history]
+                        if cfg.bias_window is not None:
+                            looked_at = looked_at[-cfg.bias_window:]
+                        load = np.array([sum(m in S_ for S_ in looked_at) for m in range(M)]) / (k * len(looked_at))
+                        b = b + cfg.bias_rate * np.sign(1.0 / M - load)
                     if checking and cfg.flag_timing == "after_update":
                         flags(np.array([theta[m] @ xbar for m in range(M)]))
             if cfg.record_rounds:
                 rec["h"][r, j] = h
                 rec["loads"][r, j] = counts
                 rec["sets"][r, j] = [int(np.argmax([theta[m] @ v for v in pool.V])) for m in range(M)]
+                rec["chosen_sets"][r, j] = S
+                if cfg.balance == "bias":
+                    rec["bias"][r, j] = b
         loads[r] = counts
         sets[r] = [int(np.argmax([theta[m] @ v for v in pool.V])) for m in range(M)]
         theta_all[r] = theta
         w_all[r] = w
+        if bias_all is not None:
+            bias_all[r] = b
 
     return MoERun(
         tasks=draws.tasks.copy(),
@@ -468,6 +673,7 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
         w=w_all,
         theta_max=theta_max,
         rounds=rec,
+        bias=bias_all,
         **out,
     )
 
@@ -487,14 +693,18 @@ def simulate_moe(
     chunk_size: int = 100,
     progress: Callable[[int, int], object] | None = None,
     runner: ChunkRunner | None = None,
+    task_probs: TaskSchedule | None = None,
 ) -> MoERun:
     """R replicates in chunks; chunk i draws from ``generator_for(seed, *key, "chunk", i)``.
 
     ``runner`` decides where chunks run and whether they are cached
-    (:mod:`numeric.chunks`); the result does not depend on it."""
+    (:mod:`numeric.chunks`); the result does not depend on it.  ``task_probs``
+    as in :func:`draw_moe` (None: uniform tasks, the paper)."""
+    # task_probs enters a chunk's arguments (hence its cache key) only when given.
+    schedule = {} if task_probs is None else {"task_probs": task_probs}
     chunks = [
         Chunk(_moe_chunk, dict(pool=pool, cfg=cfg, size=size, T=T, s=s, M=cfg.M, features=features, sigma_t=sigma_t,
-                               beta_max=beta_max, seed=seed, key=tuple(key), index=i), size=size)
+                               beta_max=beta_max, seed=seed, key=tuple(key), index=i, **schedule), size=size)
         for i, size in enumerate(chunk_sizes(R, chunk_size))
     ]
     results = (runner or default_runner()).run(chunks, progress)
@@ -502,15 +712,16 @@ def simulate_moe(
 
 
 def draw_moe_chunk(pool: TaskPool, *, M: int, size: int, T: int, s: int, features: str, sigma_t: float,
-                   beta_max: float, seed: int, key: Sequence[str | int], index: int) -> MoEDraws:
+                   beta_max: float, seed: int, key: Sequence[str | int], index: int,
+                   task_probs: TaskSchedule | None = None) -> MoEDraws:
     """Chunk ``index`` of a simulation: its own stream ``generator_for(seed, *key, "chunk", index)``, so a
     chunk's draws do not depend on the other chunks (nor on how or where they run)."""
     return draw_moe(generator_for(seed, *key, "chunk", index), pool, R=size, T=T, s=s, M=M, features=features,
-                    sigma_t=sigma_t, beta_max=beta_max)
+                    sigma_t=sigma_t, beta_max=beta_max, task_probs=task_probs)
 
 
-def _moe_chunk(*, pool, cfg, size, T, s, M, features, sigma_t, beta_max, seed, key, index) -> dict:
+def _moe_chunk(*, pool, cfg, size, T, s, M, features, sigma_t, beta_max, seed, key, index, task_probs=None) -> dict:
     """One chunk of :func:`simulate_moe`, as flat arrays (cacheable, picklable)."""
     draws = draw_moe_chunk(pool, M=M, size=size, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max,
-                           seed=seed, key=key, index=index)
+                           seed=seed, key=key, index=index, task_probs=task_probs)
     return run_moe_batched(pool, draws, cfg).to_arrays()

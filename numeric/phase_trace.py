@@ -78,6 +78,9 @@ def trace_moe(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> PhaseTrace:
     recording the per-round state."""
     if cfg.router != "learned":
         raise ValueError("trace_moe follows the learned router only")
+    if cfg.top_k != 1 or cfg.balance != "aux":
+        # the recorded coefficients and steps are those of Algorithm 1 (top-1, auxiliary loss in the gradient)
+        raise ValueError("trace_moe follows Algorithm 1 only (top_k = 1, balance = 'aux')")
     if draws.M != cfg.M or draws.X.shape[2] != pool.d:
         raise ValueError("draws do not match the config's M or the pool's d")
     R, T, M, d = draws.R, draws.T, cfg.M, pool.d
