@@ -28,6 +28,8 @@ KINDS = (
     "probability",
     "qualitative",
     "precondition audit",
+    # not a statement of the paper: a question it leaves open, answered by a stated hypothesis and a test
+    "experiment",
 )
 
 

@@ -249,6 +249,35 @@ def rows(run: RunResult) -> tuple[list[HeadlineRow], list[HeadlineRow]]:
     return paper, reviewer
 
 
+# Experiments beyond the paper (``open.*``): a stated hypothesis, tested; the answer follows its entries.
+ANSWERS = {STANDS: "yes: the hypothesis held in every case tested", FALLS: "no: the hypothesis failed",
+           PARTLY: "in part: the hypothesis held in some cases, none contradicted it",
+           OPEN: "not settled at this budget", NOT_CHECKABLE: "not checkable here", ABSENT: "not in this run",
+           DEPENDS: "depends on the reading"}
+
+
+@dataclass(frozen=True)
+class OpenRow:
+    """One question beyond the paper: the question, its hypothesis, the answer in one sentence, the evidence."""
+
+    claim_id: str
+    question: str
+    hypothesis: str
+    verdict: str
+    answer: str
+    evidence: str
+
+
+def open_rows(run: RunResult) -> list[OpenRow]:
+    out = []
+    for claim in sorted((c for c in run.claims if c["id"].startswith("open.")), key=lambda c: paper_key(c["id"])):
+        entries = [r for r in run.results if r.id == claim["id"]]
+        verdict = summarize(entries)
+        out.append(OpenRow(claim["id"], claim.get("summary", ""), claim.get("statement", ""), verdict,
+                           ANSWERS[verdict], decisive(entries, verdict)))
+    return out
+
+
 def items_touching(claim_id: str) -> list[HeadlineItem]:
     """The headline results whose measuring claims include ``claim_id``."""
     return [item for item in (*PAPER_ITEMS, LEMMA_CHAIN) if matches(claim_id, item.claims)]
@@ -259,6 +288,9 @@ def _table_rows(run: RunResult):
     for row in paper + reviewer:
         yield (row.item.group, row.item.title, row.item.statement, row.verdict, row.evidence.replace("`", ""),
                " ".join(row.claim_ids))
+    for row in open_rows(run):
+        yield ("beyond the paper", row.question, row.hypothesis, row.answer, row.evidence.replace("`", ""),
+               row.claim_id)
 
 
 HEADER = ("group", "result", "claim", "verdict", "decisive evidence", "entries")

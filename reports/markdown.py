@@ -174,6 +174,17 @@ def _headline(add, run: RunResult) -> None:
         add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {_cell(row.evidence)} | "
             f"{links} |")
     add("")
+    beyond = headline.open_rows(run)
+    if beyond:
+        add("Beyond the paper: questions the paper leaves open, each answered by a hypothesis stated before it was "
+            "tested and decided under the same error control (details in [Beyond the paper](#beyond-the-paper)):")
+        add("")
+        add("| question | hypothesis | answer | evidence | entries |")
+        add("|---|---|---|---|---|")
+        for row in beyond:
+            add(f"| {_cell(row.question)} | {_cell(row.hypothesis)} | **{row.answer}** | {_cell(row.evidence)} | "
+                f"{_link(row.claim_id)} |")
+        add("")
     add("The same table as CSV and LaTeX, for citing: `headline.csv`, `headline.tex`.")
     add("")
 
@@ -255,8 +266,19 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     add("## Claims, in the paper's order")
     add("")
     by_id = {c["id"]: c for c in run.claims}
+    beyond_started = False
     for claim_id in order.in_paper_order(by_id):
         claim = by_id[claim_id]
+        if claim_id.startswith("open.") and not beyond_started:
+            beyond_started = True
+            add('<a id="beyond-the-paper"></a>')
+            add("")
+            add("## Beyond the paper")
+            add("")
+            add("Experiments on questions the paper leaves open. They are not statements of the paper: each states "
+                "its hypothesis before it is tested, as a criterion with a direction, and is decided under the run's "
+                "error control, with the effect size reported either way.")
+            add("")
         _claim_section(add, claim, [r for r in run.results if r.id == claim_id],
                        _figure_list(figures, claim_id, claim["kind"]))
     _slips_section(add, run)

@@ -137,3 +137,17 @@ def test_headline_as_csv_and_latex():
     assert r"50\% of rounds \& more\_x" in tex
     body = [line for line in tex.splitlines() if line.endswith(r"\\") and "toprule" not in line]
     assert all(line.count(" & ") == 3 for line in body)  # four columns; the escaped "\\&" is not a separator
+
+
+def test_questions_beyond_the_paper_get_their_own_rows_and_section_after_the_paper():
+    run = run_of(entry("open.rare_task", "confirmed"), entry("open.rare_task", "inconclusive"),
+                 entry("open.top2", "refuted"), entry("prop1", "refuted"), entry("lemma16", "confirmed"))
+    rows = {r.claim_id: r for r in headline.open_rows(run)}
+    assert rows["open.rare_task"].answer == headline.ANSWERS[headline.PARTLY]
+    assert rows["open.top2"].answer == headline.ANSWERS[headline.FALLS]
+    text = markdown.render(run)
+    head = text.split("## Slips, by consequence")[0]
+    assert "| question | hypothesis | answer | evidence | entries |" in head
+    # the section comes after every claim of the paper, the appendix's last lemma included
+    assert text.index("## `lemma16`") < text.index("## Beyond the paper") < text.index("## `open.rare_task`")
+    assert any(r[0] == "beyond the paper" for r in csv.reader(io.StringIO(headline.to_csv(run))))

@@ -172,8 +172,10 @@ def test_claim_modules_are_named_for_their_ids():
     by_module: dict[str, list[str]] = {}
     for claim in claims:
         by_module.setdefault(claim.measure.__module__, []).append(claim.id)
+    # A module is named for its ids' prefix (lemma11 holds lemma11 and lemma11.step1..5); an experiment
+    # beyond the paper, open.<question>, may instead live in its own module open_<question>.
     wrong = [f"{module}: {ids}" for module, ids in by_module.items()
-             for i in ids if i.split(".")[0] != module.rpartition(".")[2]]
+             for i in ids if module.rpartition(".")[2] not in (i.split(".")[0], "_".join(i.split(".")[:2]))]
     assert wrong == []
     # Every module under claims/ registers at least one claim, and every claim comes from there.
     assert set(claim_modules()) == set(by_module)
