@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -158,7 +157,7 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
         from moecl_verify.reports import figures
 
         written.extend(figures.write(run, out))
-        figure_files = figures.relative_paths(run)
+        figure_files = figures.figure_index(run)
     if "md" in formats:
         written.append(markdown.write(run, out / "report.md", figure_files))
     if "html" in formats:
@@ -178,7 +177,8 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
         from moecl_verify.reports import notebook
 
         try:
-            written.append(notebook.write(run, out / "report.ipynb", {k: out / v for k, v in figure_files.items()},
+            attached = {cid: [(out / name, caption) for name, caption in items] for cid, items in figure_files.items()}
+            written.append(notebook.write(run, out / "report.ipynb", attached,
                                           cache_dir=cache_dir, on_cell=notebook_progress))
         except notebook.NotebookExecutionError as exc:
             print(f"moecl-verify: warning: {exc}", file=sys.stderr)

@@ -127,6 +127,7 @@ def _result(m, verdict, threshold, worst_mde, decisive, mdes, evidence, hname) -
             "z": h.test.z,
             "p_value": _case_p(m, h.test),
             "min_detectable": mde,
+            **h.extra,
         }
         for h, mde in zip(m.tests, mdes)
     ]

@@ -13,7 +13,9 @@ import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
-from moecl_verify.checks.stats import MeanTest
+import numpy as np
+
+from moecl_verify.checks.stats import MeanTest, mean_test
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "not_checkable")
 FORMS = ("stated", "corrected", "derived")
@@ -27,6 +29,9 @@ class HorizonTest:
 
     horizon: int | str
     test: MeanTest
+    # Extra numbers a reader needs beside the tested difference, copied into the entry's horizon row
+    # (a bound's right-hand side and the measured value it bounds, each a mean over replicates).
+    extra: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -219,3 +224,14 @@ def exact_result(
         formula=formula,
         evidence_type="exact",
     )
+
+
+def bound_case(label: int | str, rhs, measured) -> HorizonTest:
+    """One case of a bound "measured < rhs", tested as the paired margin Delta = rhs - measured > 0 per
+    replicate; the row also records both sides' means (and the measured value's standard error) so the
+    report can draw the right-hand side against the measured value."""
+    rhs = np.asarray(rhs, dtype=float)
+    measured = np.asarray(measured, dtype=float)
+    spread = mean_test(measured, 0.0)
+    return HorizonTest(label, mean_test(rhs - measured, 0.0),
+                       {"rhs": float(rhs.mean()), "measured": spread.observed, "measured_stderr": spread.stderr})

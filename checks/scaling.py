@@ -49,6 +49,8 @@ class ScalingFit:
     curvature_high: float | None = None
     # Standard deviation of the bootstrap exponents: the exponent's standard error.
     stderr: float = math.nan
+    # Per sigma0 (same order), the bootstrap standard error of the fitted statistic (mean or quantile).
+    point_stderr: tuple[float, ...] = ()
 
     def summary(self) -> dict:
         """What a results entry records of the fit (JSON-ready): the report's scaling table reads it."""
@@ -56,6 +58,8 @@ class ScalingFit:
                "sigma0_range": [min(self.sigma0), max(self.sigma0)]}
         if len(self.sigma0) >= 4:
             out["local_exponents"] = list(local_exponents(self))
+        if self.point_stderr:
+            out["point_stderr"] = [[s0, se] for s0, se in zip(self.sigma0, self.point_stderr)]
         return out
 
     def __str__(self) -> str:
@@ -130,6 +134,7 @@ def fit_exponent(
         curvature_low=curvature[0],
         curvature_high=curvature[1],
         stderr=float(np.std(boot, ddof=1)),
+        point_stderr=tuple(float(v) for v in np.std(boot_means, axis=0, ddof=1)),
     )
 
 

@@ -1,167 +1,86 @@
-"""Figures drawn from results only: Monte Carlo against each form's formula.
+"""Every figure of the report, and which claim each belongs to.
 
-For every claim whose entries carry a per-horizon table, one PNG
-(``fig_<claim id with dots as underscores>.png``) with one panel per feature
-model: the Monte Carlo mean with its 99% band (observed ± 2.576 s.e.) against
-the horizon, and each form's formula (stated / corrected / derived) as a line
-with markers.  Reads a RunResult; never simulates.
+The figure modules each draw one kind of picture from a RunResult (never
+simulating):
 
-Deterministic: the Agg canvas is used explicitly (no pyplot, no global
-backend), matplotlib's default style is applied regardless of the user's
-matplotlibrc, and the PNG carries no ``Software`` metadata, so the same
-results give byte-identical files on the same matplotlib.
+* :mod:`reports.closed_form_figures`: each form's formula against the Monte
+  Carlo mean over the horizon (``fig_<claim>.png``);
+* :mod:`reports.estimate_figures`: paired differences, margins of bounds and
+  criteria, other estimates, against the horizon or per case
+  (``fig_<claim>_<kind>.png``);
+* :mod:`reports.probability_figures`: probabilities per sigma0 with Wilson
+  intervals (``fig_<claim>_probability.png``);
+* :mod:`reports.scaling_figures`: log-log scaling in sigma0
+  (``fig_<claim>_scaling.png``);
+* :mod:`reports.artifact_figures`: the paper's Figures 2, 4 and 5 reproduced.
+
+Together they give every claim with a measured number at least one figure.
+:func:`figure_index` lists them per claim with a caption saying what each
+draws; :func:`write` draws them all.  Deterministic: see
+:mod:`reports.panel_figures`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from moecl_verify.checks.model import FORMS, RunResult
-
-Z99 = 2.576
-DPI = 100
-FORM_STYLE = {
-    "stated": {"color": "#d62728", "marker": "s", "linestyle": "--"},
-    "corrected": {"color": "#ff7f0e", "marker": "^", "linestyle": "-."},
-    "derived": {"color": "#2ca02c", "marker": "o", "linestyle": "-"},
-}
+from moecl_verify.checks.model import RunResult
+from moecl_verify.reports import (
+    artifact_figures,
+    closed_form_figures,
+    estimate_figures,
+    probability_figures,
+    scaling_figures,
+)
+from moecl_verify.reports import panel_figures as kit
 
 
 def figure_name(claim_id: str) -> str:
-    return f"fig_{claim_id.replace('.', '_')}.png"
-
-
-def _hname(horizons: list[dict]) -> str:
-    return "t" if "t" in horizons[0] else "T"
+    """File of the closed-form figure of ``claim_id``."""
+    return kit.file_name(claim_id)
 
 
 def plottable(run: RunResult) -> list[str]:
-    """Claim ids (in run order) with at least one entry carrying a horizons table."""
-    seen: list[str] = []
-    for res in run.results:
-        if res.horizons and res.id not in seen and all(
-            ("t" in h or "T" in h) and h.get("expected") is not None and h.get("observed") is not None
-            for h in res.horizons
-        ):
-            seen.append(res.id)
-    return [cid for cid in seen if _curve_like(run, cid)]
+    """Claim ids (in run order) with a closed-form figure."""
+    return closed_form_figures.claims(run)
 
 
-def _curve_like(run: RunResult, claim_id: str) -> bool:
-    """A formula-against-horizon picture makes sense only for closed forms over several horizons:
-    not for paired differences (formula identically 0) nor for entries that one panel cannot tell
-    apart (two entries with the same form and features)."""
-    entries = [r for r in run.results if r.id == claim_id and r.horizons]
-    keys = [(r.form, r.config.get("features", "-")) for r in entries]
+def specs(run: RunResult) -> list[kit.FigureSpec]:
+    """Every figure of ``run``: the paper's figures first, then by kind."""
     return (
-        len(set(keys)) == len(keys)
-        and all(len(r.horizons) >= 2 for r in entries)
-        and any(h["expected"] != 0 for r in entries for h in r.horizons)
+        artifact_figures.specs(run)
+        + closed_form_figures.specs(run)
+        + estimate_figures.specs(run)
+        + probability_figures.specs(run)
+        + scaling_figures.specs(run)
     )
 
 
-def _quantity_label(claim: dict | None) -> str:
-    """The left-hand side of the statement as mathtext, if mathtext can draw it."""
-    if not claim or "=" not in claim.get("statement", ""):
-        return "value"
-    lhs = claim["statement"].split("=", 1)[0].strip()
-    try:
-        from matplotlib.mathtext import MathTextParser
+def figure_index(run: RunResult) -> dict[str, list[tuple[str, str]]]:
+    """{claim id: [(PNG file name relative to the report, caption), ...]} in the order of ``run.claims``.
 
-        MathTextParser("path").parse(f"${lhs}$")
-    except Exception:  # noqa: BLE001 - any LaTeX mathtext cannot draw: fall back to words
-        return "value"
-    return f"${lhs}$"
-
-
-def _draw_claim(run: RunResult, claim_id: str, path: Path) -> Path:
-    import matplotlib.style
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    entries = [r for r in run.results if r.id == claim_id and r.horizons]
-    features = []
-    for r in entries:
-        f = r.config.get("features", "-")
-        if f not in features:
-            features.append(f)
-    claim = next((c for c in run.claims if c.get("id") == claim_id), None)
-    quantity = _quantity_label(claim)
-    hname = _hname(entries[0].horizons)
-
-    with matplotlib.style.context("default"):
-        fig = Figure(figsize=(5.6 * len(features), 4.8), dpi=DPI, layout="constrained")
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(1, len(features), squeeze=False)[0]
-        for ax, feat in zip(axes, features):
-            group = [r for r in entries if r.config.get("features", "-") == feat]
-            # Monte Carlo series: forms of one feature model normally share the
-            # simulation; draw each distinct one once.
-            series: list[tuple[tuple, list[str]]] = []
-            for r in group:
-                key = tuple((h[hname], h["observed"], h.get("stderr") or 0.0) for h in r.horizons)
-                for k, forms in series:
-                    if k == key:
-                        forms.append(r.form)
-                        break
-                else:
-                    series.append((key, [r.form]))
-            for k, forms in series:
-                xs = [p[0] for p in k]
-                ys = [p[1] for p in k]
-                half = [Z99 * p[2] for p in k]
-                label = "Monte Carlo mean, 99% band"
-                if len(series) > 1:
-                    label += f" ({', '.join(forms)})"
-                ax.fill_between(
-                    xs, [y - e for y, e in zip(ys, half)], [y + e for y, e in zip(ys, half)],
-                    color="#1f77b4", alpha=0.25, linewidth=0,
-                )
-                ax.errorbar(xs, ys, yerr=half, color="#1f77b4", marker=".", linestyle=":", capsize=3, label=label)
-            for form in FORMS:
-                for r in group:
-                    if r.form != form:
-                        continue
-                    style = FORM_STYLE.get(form, {})
-                    ax.plot(
-                        [h[hname] for h in r.horizons],
-                        [h["expected"] for h in r.horizons],
-                        label=f"{form} formula ({r.verdict})",
-                        markersize=5,
-                        **style,
-                    )
-            ax.set_title(f"{feat} features")
-            ax.set_xlabel(f"horizon {hname} (tasks)")
-            ax.set_ylabel(f"{quantity} (formula, Monte Carlo mean)")
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
-        budget = run.meta.get("budget")
-        replicates = run.meta.get("replicates")
-        fig.suptitle(
-            f"{claim_id}: formula vs Monte Carlo against the horizon\n"
-            f"(budget {budget}, {replicates} replicates, seed {run.meta.get('seed')})"
-        )
-        fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
-    return path
+    A claim's figures come in the order of their first entries in the results (a reproduced paper figure
+    first); a figure shared by several claims (Figure 2's curves) is listed under each.
+    """
+    per_claim: dict[str, list[kit.FigureSpec]] = {}
+    for spec in specs(run):
+        for cid in spec.claims:
+            per_claim.setdefault(cid, []).append(spec)
+    order = [c["id"] for c in run.claims if c.get("id") in per_claim]
+    order += [cid for cid in per_claim if cid not in order]
+    return {
+        cid: [(s.file, s.caption) for s in sorted(per_claim[cid], key=lambda s: s.first_entry)]
+        for cid in order
+    }
 
 
 def relative_paths(run: RunResult) -> dict[str, str]:
-    """{claim id: figure file name} for the figures :func:`write` draws (for report links)."""
-    from moecl_verify.reports import artifact_figures, scaling_figures
-
-    paths = {cid: figure_name(cid) for cid in plottable(run)}
-    paths.update(artifact_figures.relative_paths(run))
-    paths.update(scaling_figures.relative_paths(run))
-    return paths
+    """{claim id: file name of its first figure} (for report links that show one figure per claim)."""
+    return {cid: figures[0][0] for cid, figures in figure_index(run).items()}
 
 
 def write(run: RunResult, out_dir: Path) -> list[Path]:
-    """Draw every plottable claim and every experiment artifact into ``out_dir``; returns the written paths."""
-    from moecl_verify.reports import artifact_figures, scaling_figures
-
+    """Draw every figure of ``run`` into ``out_dir``; returns the written paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    drawn = [_draw_claim(run, cid, out_dir / figure_name(cid)) for cid in plottable(run)]
-    return drawn + artifact_figures.write(run, out_dir) + scaling_figures.write(run, out_dir)
+    return [kit.save(spec.build(), out_dir / spec.file) for spec in specs(run)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from moecl_verify.checks.model import VERDICTS, RunResult

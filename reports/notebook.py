@@ -145,14 +145,19 @@ def _claim_code(run: RunResult, claim_id: str, results: list[ClaimResult]) -> st
     return "\n".join(lines)
 
 
-def _figure_cell(claim_id: str, figure: Path):
+def _figure_cell(claim_id: str, figure: Path, caption: str, index: int = 0):
     name = figure.name
     data = base64.b64encode(Path(figure).read_bytes()).decode("ascii")
-    text = (
-        f"![{claim_id}: each form's formula against the Monte Carlo mean with its 99% band]"
-        f"(attachment:{name})"
-    )
-    return _md(f"{claim_id}-figure", text, attachments={name: {"image/png": data}})
+    text = f"![{claim_id}: {caption}](attachment:{name})\n\n*Figure: {caption}.*"
+    suffix = "" if index == 0 else f"-{index + 1}"
+    return _md(f"{claim_id}-figure{suffix}", text, attachments={name: {"image/png": data}})
+
+
+def _figure_items(value) -> list[tuple[Path, str]]:
+    """A claim's figures as (file, caption): a list of pairs, or one bare path (older callers)."""
+    if isinstance(value, (str, Path)):
+        return [(Path(value), "the claim's figure, drawn from the recorded results")]
+    return [(Path(path), caption) for path, caption in value]
 
 
 def _slips_markdown(run: RunResult) -> str:
@@ -194,8 +199,8 @@ def _interpretations_markdown(run: RunResult) -> str:
     return "\n".join(lines).rstrip("\n")
 
 
-def build(run: RunResult, figures: dict[str, Path] | None = None) -> nbformat.NotebookNode:
-    """The unexecuted notebook.  ``figures`` maps claim ids to PNG files to attach."""
+def build(run: RunResult, figures: dict | None = None) -> nbformat.NotebookNode:
+    """The unexecuted notebook.  ``figures`` maps claim ids to lists of (PNG file, caption) to attach."""
     figures = figures or {}
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
@@ -215,8 +220,8 @@ def build(run: RunResult, figures: dict[str, Path] | None = None) -> nbformat.No
             code = new_code_cell(_claim_code(run, cid, results))
             code["id"] = _cell_id(f"{cid}-rerun")
             cells.append(code)
-        if cid in figures:
-            cells.append(_figure_cell(cid, Path(figures[cid])))
+        for i, (path, caption) in enumerate(_figure_items(figures.get(cid, []))):
+            cells.append(_figure_cell(cid, path, caption, i))
     cells.append(_md("slip-audit", _slips_markdown(run)))
     cells.append(_md("interpretations", _interpretations_markdown(run)))
     nb.cells = cells
@@ -302,7 +307,7 @@ def coalesce_streams(outputs: list) -> list:
 def write(
     run: RunResult,
     path: Path,
-    figures: dict[str, Path] | None = None,
+    figures: dict | None = None,
     execute_cells: bool = True,
     timeout: int = TIMEOUT,
     cache_dir: str | None = None,

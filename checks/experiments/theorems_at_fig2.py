@@ -28,7 +28,7 @@ from moecl_verify.checks.experiments import fig2_runs
 from moecl_verify.checks.experiments.fig2_runs import FIG2, REPLICATES
 from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.experiments.theorem_bounds import eq19_rhs, eq20_rhs, eq22_rhs, psi
-from moecl_verify.checks.model import HorizonTest, Measurement
+from moecl_verify.checks.model import HorizonTest, Measurement, bound_case
 
 THM1_EXPERTS = (10, 20)
 THM2_EXPERTS = (5,)
@@ -63,9 +63,8 @@ def thm1_early(ctx: Context) -> list[Measurement]:
     for M in THM1_EXPERTS:
         for k, pool, cfg, run in _settings(ctx, M):
             horizons = [t for t in EARLY if t <= cfg.exploration_rounds]
-            tests = tuple(HorizonTest(f"pool {k}, t={t}", stats.mean_test(
-                eq19_rhs(run.chosen, M, t, R_RATIO, pool.S, pool.D) - run.forgetting[:, t - 1], 0.0))
-                for t in horizons)
+            tests = tuple(bound_case(f"pool {k}, t={t}", eq19_rhs(run.chosen, M, t, R_RATIO, pool.S, pool.D),
+                                     run.forgetting[:, t - 1]) for t in horizons)
             out.append(_measurement("thm1.forgetting_early", "bound", _config(ctx, pool, cfg, M, horizons, k), tests,
                                     pool.S + pool.D, "E[F_t] < E[eq. (19) RHS at the realized counts]", True))
     return out
@@ -89,9 +88,10 @@ def thm1_generalization(ctx: Context) -> list[Measurement]:
     T = FIG2["T"]
     for M in THM1_EXPERTS:
         for k, pool, cfg, run in _settings(ctx, M):
-            x = eq20_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S, pool.D) - run.generalization[:, -1]
+            case = bound_case(f"pool {k}, T={T}", eq20_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S,
+                                                           pool.D), run.generalization[:, -1])
             out.append(_measurement("thm1.generalization", "bound", _config(ctx, pool, cfg, M, (T,), k),
-                                    (HorizonTest(f"pool {k}, T={T}", stats.mean_test(x, 0.0)),), pool.S + pool.D,
+                                    (case,), pool.S + pool.D,
                                     "E[G_T] < E[eq. (20) RHS at the realized counts]", True))
     return out
 
@@ -102,10 +102,10 @@ def thm2_generalization(ctx: Context) -> list[Measurement]:
     for M in THM2_EXPERTS:
         for k, pool, cfg, run in _settings(ctx, M):
             psi1, psi2 = psi(pool.W, FIG2["K"])
-            x = (eq22_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S, pool.D, psi1, psi2)
-                 - run.generalization[:, -1])
+            case = bound_case(f"pool {k}, T={T}", eq22_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S,
+                                                           pool.D, psi1, psi2), run.generalization[:, -1])
             config = {**_config(ctx, pool, cfg, M, (T,), k), "Psi1": psi1, "Psi2": psi2}
             out.append(_measurement("thm2.generalization", "bound", config,
-                                    (HorizonTest(f"pool {k}, T={T}", stats.mean_test(x, 0.0)),), pool.S + pool.D,
+                                    (case,), pool.S + pool.D,
                                     "E[G_T] < E[eq. (22) RHS at the realized counts]", True))
     return out

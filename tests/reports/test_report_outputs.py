@@ -23,7 +23,7 @@ import pytest
 from moecl_verify.checks import runner
 from moecl_verify.cli import FORMATS, _write_reports
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip
-from moecl_verify.reports import figures, junit, markdown, notebook, results_json
+from moecl_verify.reports import figures, junit, markdown, math_text, notebook, results_json
 from moecl_verify.reports.order import paper_key
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -156,9 +156,10 @@ def test_figures_are_png_one_per_claim_and_linked_from_report(smoke, rendered):
         width, height = _png_ok((out / name).read_bytes())
         assert width > 400 and height > 200
     text = (out / "report.md").read_text()
-    for cid, name in figures.relative_paths(smoke).items():
+    for cid, items in figures.figure_index(smoke).items():
         section = text.split(f"## `{cid}`", 1)[1].split("\n## ", 1)[0]
-        assert f"]({name})" in section
+        for name, caption in items:
+            assert f"![{cid}: {caption}]({name})" in section
 
 
 def test_figures_byte_identical_when_redrawn(smoke, rendered, tmp_path):
@@ -191,7 +192,7 @@ def test_notebook_validates_and_carries_statement_thresholds_and_figures(smoke, 
     for slip in doc["slips"]:
         assert slip["id"] in text
     for claim in doc["claims"]:
-        assert f"$$ {claim['statement']} $$" in text
+        assert math_text.display(claim["statement"]) in text
     codes = [c for c in nb.cells if c.cell_type == "code"]
     assert len(codes) == len(doc["claims"])
     # The notebook follows the paper's order (reports/order.py), not results.json's.
@@ -205,7 +206,7 @@ def test_notebook_validates_and_carries_statement_thresholds_and_figures(smoke, 
         recorded = {_entry_key(e): e["false_fail_rate"] for e in doc["results"] if e["id"] == claim["id"]}
         assert kwargs["false_fail_rates"] == recorded  # exact floats
     attached = [c for c in nb.cells if c.cell_type == "markdown" and c.get("attachments")]
-    assert len(attached) == len(figures.relative_paths(smoke))
+    assert len(attached) == sum(len(items) for items in figures.figure_index(smoke).values())
     for cell in attached:
         (name, bundle), = cell.attachments.items()
         assert f"(attachment:{name})" in cell.source

@@ -62,7 +62,8 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import conditional_reading, theorems_at_fig2, thm1_runs
 from moecl_verify.checks.experiments.theorem_bounds import eq19_rhs, eq20_rhs
 from moecl_verify.checks.experiments.thm1_runs import CONFIG, REPLICATES, SIGMA0
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
+from moecl_verify.checks.model import (ClaimResult, HorizonTest, Interpretation, Measurement, Slip, bound_case,
+                                       exact_result)
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
@@ -125,8 +126,8 @@ def measure_early(ctx: Context) -> list:
         for features in ("gaussian", "definition1"):
             pool, cfg, run = thm1_runs.run(ctx, features, k)
             tests = tuple(
-                _paired(f"pool {k}, t={t}",
-                        eq19_rhs(run.chosen, CONFIG["M"], t, r, pool.S, pool.D) - run.forgetting[:, t - 1])
+                bound_case(f"pool {k}, t={t}", eq19_rhs(run.chosen, CONFIG["M"], t, r, pool.S, pool.D),
+                           run.forgetting[:, t - 1])
                 for t in EARLY
             )
             out.append(Measurement(claim_id="thm1.forgetting_early", source=SOURCE, kind="bound", form="stated",
@@ -173,10 +174,11 @@ def measure_generalization(ctx: Context) -> list:
         for features in ("gaussian", "definition1"):
             pool, cfg, run = thm1_runs.run(ctx, features, k)
             T1 = cfg.exploration_rounds
-            x = eq20_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D) - run.generalization[:, -1]
+            case = bound_case(f"pool {k}, T={CONFIG['T']}", eq20_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D),
+                              run.generalization[:, -1])
             out.append(Measurement(claim_id="thm1.generalization", source=SOURCE, kind="bound", form="stated",
                                    config=_config(ctx, pool, cfg, features, (CONFIG["T"],), k),
-                                   tests=(_paired(f"pool {k}, T={CONFIG['T']}", x),), scale=pool.S + pool.D,
+                                   tests=(case,), scale=pool.S + pool.D,
                                    formula="E[G_T] < E[eq. (20) RHS at the realized counts]: Delta = E[RHS - G_T] > 0",
                                    rule="positive", horizon_name="case"))
     pool, cfg, run = thm1_runs.run(ctx, "gaussian", CONDITIONAL_POOL)

@@ -31,12 +31,11 @@ configuration with M = 5 (:mod:`checks.experiments.theorems_at_fig2`).
 
 from __future__ import annotations
 
-from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import conditional_reading, theorems_at_fig2, thm2_runs
 from moecl_verify.checks.experiments.theorem_bounds import eq22_rhs, psi
 from moecl_verify.checks.experiments.thm2_runs import CONFIG, REPLICATES
-from moecl_verify.checks.model import HorizonTest, Measurement, exact_result
+from moecl_verify.checks.model import Measurement, bound_case, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
 
@@ -53,13 +52,15 @@ def measure_generalization(ctx: Context) -> list:
             pool, cfg, run = thm2_runs.run(ctx, features, k)
             T1 = cfg.exploration_rounds
             psi1, psi2 = psi(pool.W, CONFIG["K"])
-            x = eq22_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D, psi1, psi2) - run.generalization[:, -1]
+            case = bound_case(f"pool {k}, T={CONFIG['T']}",
+                              eq22_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D, psi1, psi2),
+                              run.generalization[:, -1])
             config = {"features": features, **thm2_runs.pool_config(k), **CONFIG, "T1": T1, "r": r, "S": pool.S,
                       "D": pool.D, "Psi1": psi1, "Psi2": psi2, "replicates": REPLICATES[ctx.budget.name],
                       "seed": ctx.seed}
             out.append(Measurement(claim_id="thm2.generalization", source=SOURCE, kind="bound", form="stated",
                                    config=config,
-                                   tests=(HorizonTest(f"pool {k}, T={CONFIG['T']}", stats.mean_test(x, 0.0)),),
+                                   tests=(case,),
                                    scale=pool.S + pool.D,
                                    formula="E[G_T] < E[eq. (22) RHS at the realized counts, inner tau read as tau']: "
                                    "Delta = E[RHS - G_T] > 0",

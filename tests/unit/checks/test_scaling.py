@@ -60,3 +60,15 @@ def test_a_curve_bending_toward_the_claim_is_not_refuted():
     bent_fit = fit_exponent(SIGMA0, bent, np.random.default_rng(7), resamples=400)
     verdict, reason = decide_scaling(bent_fit, "O", 0.75)  # whole-range interval [0.77, 0.78]
     assert verdict == "inconclusive" and "violates the claim" in reason
+
+
+def test_point_standard_errors_are_those_of_the_mean_at_each_sigma0():
+    rng = np.random.default_rng(3)
+    sigma0 = [0.4, 0.2, 0.1, 0.05]
+    spread = [0.5, 1.0, 2.0, 4.0]  # different noise at each sigma0
+    samples = [s0 * (1 + sd * rng.standard_normal(400)) for s0, sd in zip(sigma0, spread)]
+    fit = fit_exponent(sigma0, samples, np.random.default_rng(4), resamples=2000)
+    for s0, sample, se in zip(sigma0, samples, fit.point_stderr):
+        textbook = sample.std(ddof=1) / np.sqrt(sample.size)
+        assert abs(se / textbook - 1) < 0.1, (s0, se, textbook)
+    assert fit.summary()["point_stderr"] == [[s0, se] for s0, se in zip(sigma0, fit.point_stderr)]
