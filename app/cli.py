@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 1 if any claim is refuted")
     run.add_argument("--quiet", action="store_true",
                      help="no progress on stderr (warnings and the one-time 'created results cache' notice remain)")
+    run.add_argument("--mnist", default=None, metavar="DIR",
+                     help="folder with MNIST's four IDX files (.gz or plain) for Figure 3; default: the 8 x 8 digits "
+                          "bundled with scikit-learn (nothing is downloaded)")
     execution.add_arguments(run)
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
@@ -198,6 +201,23 @@ def _closing_lines(run, out: Path) -> list[str]:
     return lines
 
 
+def _mnist_dir(value: str | None) -> str | None:
+    """``--mnist``: an existing folder holding MNIST's four IDX files, as an absolute path (None: not given)."""
+    if value is None:
+        return None
+    from moecl_verify.numeric.idx import MNIST_FILES, find_file
+
+    folder = Path(value)
+    if not folder.is_dir():
+        raise UsageError(f"--mnist must name a folder holding MNIST's IDX files, got {value!r}")
+    try:
+        for stem in MNIST_FILES.values():
+            find_file(folder, stem)
+    except FileNotFoundError as exc:
+        raise UsageError(f"--mnist: {exc}") from None
+    return str(folder.resolve())
+
+
 def cmd_run(args) -> int:
     from moecl_verify.checks import runner
     from moecl_verify.checks.registry import UnknownClaimPattern, select
@@ -210,6 +230,7 @@ def cmd_run(args) -> int:
         select(patterns)  # a bad pattern is refused before the cache directory is created
     except UnknownClaimPattern as exc:
         raise UsageError(f"--claims: {exc}") from None
+    mnist_dir = _mnist_dir(args.mnist)
     started = time.monotonic()
     with RunDisplay(quiet=args.quiet) as display:
         # The cache lock and worker pool are released before the reports are
@@ -219,7 +240,7 @@ def cmd_run(args) -> int:
         with execution.chunk_runner(args) as chunks:
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=display.work,
                                 chunk_runner=chunks, timings=timings, reuse_claims=not args.recompute_claims,
-                                claim_records=records, on_claim=display.claim)
+                                claim_records=records, on_claim=display.claim, mnist_dir=mnist_dir)
         elapsed = time.monotonic() - started
         cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
         display.step("writing reports")
@@ -355,7 +376,7 @@ def cmd_figures(args) -> int:
         display.step("drawing figures")
         written = artifact_figures.write(result, out)
     written.append(results_json.write(result, out / "results.json"))
-    print("Wrote " + ", ".join(map(str, written)))
+    print(f"{len(written) - 1} figures ({', '.join(p.name for p in written[:-1])}) and results.json in {out}{os.sep}")
     return EXIT_OK
 
 

@@ -29,6 +29,7 @@ from moecl_verify.reports import (
     artifact_figures,
     closed_form_figures,
     estimate_figures,
+    open_figures,
     probability_figures,
     scaling_figures,
 )
@@ -49,6 +50,7 @@ def specs(run: RunResult) -> list[kit.FigureSpec]:
     """Every figure of ``run``: the paper's figures first, then by kind."""
     return (
         artifact_figures.specs(run)
+        + open_figures.specs(run)
         + closed_form_figures.specs(run)
         + estimate_figures.specs(run)
         + probability_figures.specs(run)
