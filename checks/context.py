@@ -40,6 +40,8 @@ class Context:
     progress: Callable[[str, int, int], None] = lambda label, done, total: None
     # Where simulation chunks run and whether they are cached; results do not depend on it.
     runner: ChunkRunner = field(default_factory=ChunkRunner)
+    # A folder holding MNIST's IDX files (Figure 3); None: the digits bundled with scikit-learn.
+    mnist_dir: str | None = None
     _shared: dict = field(default_factory=dict)
 
     def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:

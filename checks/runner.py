@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import platform
 import time
+from importlib import metadata
 from typing import Callable
 
 import mpmath
@@ -23,13 +24,24 @@ from moecl_verify.numeric.chunks import ChunkRunner
 DEFAULT_FAMILY_RATE = 1e-3
 
 
+# Optional libraries some claims compute with (Figure 3's networks); listed when installed, so a finished
+# claim's record is not reused across versions of them, nor across their absence and presence.
+OPTIONAL_LIBRARIES = ("jax", "jaxlib", "scikit-learn")
+
+
 def versions() -> dict:
-    return {
+    out = {
         "python": platform.python_version(),
         "numpy": np.__version__,
         "sympy": sympy.__version__,
         "mpmath": mpmath.__version__,
     }
+    for name in OPTIONAL_LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
 
 
 def run(
@@ -43,6 +55,7 @@ def run(
     reuse_claims: bool = True,
     claim_records: dict | None = None,
     on_claim: Callable[[int, int, str, str], None] | None = None,
+    mnist_dir: str | None = None,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
 
@@ -59,20 +72,24 @@ def run(
     For a display: ``on_claim(index, total, claim_id, phase)`` (index from 1) is called with phase
     ``"start"`` before each claim and ``"done"`` or ``"reused"`` after it; ``progress(label, done,
     total)`` hears each claim's own work and then the step ``deciding verdicts (Holm across N
-    entries)``.  Neither changes a result."""
+    entries)``.  Neither changes a result.
+
+    ``mnist_dir``: a folder with MNIST's IDX files for Figure 3 (default: scikit-learn's bundled digits);
+    it is part of the key of the finished claims' records."""
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
         raise ValueError(f"family false-fail rate must be in (0, 1), got {family_rate}")
     claims = select(patterns)
-    ctx = Context(budget=BUDGETS[budget], seed=seed)
+    ctx = Context(budget=BUDGETS[budget], seed=seed, mnist_dir=mnist_dir)
     if chunk_runner is not None:
         ctx.runner = chunk_runner
     if progress is not None:
         ctx.progress = progress
     store = None
     if reuse_claims and ctx.runner.cache is not None:
-        store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, versions())
+        keyed = versions() if mnist_dir is None else {**versions(), "mnist_dir": str(mnist_dir)}
+        store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, keyed)
     measured, artifacts = [], {}
     for index, claim in enumerate(claims, 1):
         if on_claim is not None:
