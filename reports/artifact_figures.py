@@ -20,6 +20,7 @@ import functools
 from pathlib import Path
 
 from moecl_verify.checks.model import RunResult
+from moecl_verify.reports import fig3_figures
 from moecl_verify.reports import panel_figures as kit
 
 Z99 = kit.Z99
@@ -27,6 +28,8 @@ Z99 = kit.Z99
 ARTIFACT_FIGURES = {
     "fig2_curves": ("fig_fig2_curves.png", ("fig2.termination_converges", "fig2.no_termination_higher",
                                             "fig2.moe_beats_single", "fig2.more_experts_no_gain")),
+    "fig3_curves": ("fig_fig3_curves.png", ("fig3.termination_converges", "fig3.no_termination_higher",
+                                            "fig3.moe_beats_single", "fig3.more_experts_no_gain")),
     "fig4_routing": ("fig_fig4_routing.png", ("fig4.balance",)),
     "fig5_levels": ("fig_fig5_levels.png", ("fig5.generalization", "fig5.forgetting_robust")),
 }
@@ -187,6 +190,12 @@ def captions(run: RunResult) -> dict[str, str]:
             "The paper's Figure 2, reproduced from this run: forgetting F_t (top) and generalization error G_t "
             "(bottom) against the round t for each number of experts M, with termination (left) and without "
             "(right); mean over replicates with its 99% band (± 2.576 s.e.).")
+    if "fig3_curves" in run.artifacts:
+        out["fig3_curves"] = (
+            "The paper's Figure 3, reproduced from this run on small convolutional experts: F_t and G_t against the "
+            "round for M = 1, 4, 7, with and without termination, one row per task definition; mean over "
+            "replicates with its 99% band; the line below gives the epochs check (the same runs at twice the "
+            "epochs).")
     if "fig4_routing" in run.artifacts:
         data = run.artifacts["fig4_routing"]
         text = ("The paper's Figure 4, reproduced from one replicate: for each termination threshold Γ, the share "
@@ -215,6 +224,7 @@ def builders(run: RunResult) -> dict:
     lam, gammas = thresholds(run)
     table = {
         "fig2_curves": lambda data: build_fig2(data, subtitle),
+        "fig3_curves": lambda data: fig3_figures.build_fig3(data, subtitle),
         "fig4_routing": lambda data: build_fig4(data, subtitle, lam, gammas),
         "fig5_levels": lambda data: build_fig5(data, subtitle, lam, gammas),
     }

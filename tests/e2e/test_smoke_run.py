@@ -39,8 +39,9 @@ def _cli(*args, cwd):
 def runs(smoke_run):
     """The session's smoke run, then the same command again into another folder on the same cache."""
     root = smoke_run.root
-    args = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet", "--cache-dir",
-            str(smoke_run.cache)]
+    claims = smoke_run.process.args[smoke_run.process.args.index("--claims") + 1]
+    args = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit", "--quiet", "--claims", claims,
+            "--cache-dir", str(smoke_run.cache)]
     import fcntl
     import os
 
@@ -55,7 +56,7 @@ def test_every_claim_has_entries_and_the_outputs_agree(runs):
     first, process, _ = runs
     assert process.returncode == 0, process.stderr
     data = json.loads((first / "results.json").read_text())
-    ids = {c.id for c in all_claims()}
+    ids = {c.id for c in all_claims() if not c.id.startswith("fig3.")}  # the session's smoke run leaves out Figure 3
     assert {e["id"] for e in data["results"]} == ids == set(data["meta"]["claims"])
     counts = {v: sum(e["verdict"] == v for e in data["results"]) for v in data["summary"]}
     assert counts == data["summary"]
@@ -83,7 +84,7 @@ def test_an_identical_rerun_reuses_every_claim_and_is_byte_identical(runs):
     assert second.returncode == 0, second.stderr
     assert (first / "results.json").read_bytes() == (second_out / "results.json").read_bytes()
     info = json.loads((second_out / "run-info.json").read_text())
-    assert info["claim_records"]["reused"] == len(all_claims())
+    assert info["claim_records"]["reused"] == len(json.loads((first / "results.json").read_text())["meta"]["claims"])
     same = _cli("diff", str(first / "results.json"), str(second_out / "results.json"), cwd=first.parent)
     assert same.returncode == 0 and same.stdout.strip().endswith("same findings")
 
