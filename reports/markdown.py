@@ -178,11 +178,10 @@ def _headline(add, run: RunResult) -> None:
         add("Beyond the paper: questions the paper leaves open, each answered by a hypothesis stated before it was "
             "tested and decided under the same error control (details in [Beyond the paper](#beyond-the-paper)):")
         add("")
-        add("| question | hypothesis | answer | evidence | entries |")
-        add("|---|---|---|---|---|")
+        add("| question | answer (hypothesis in the entry's section) | evidence | entries |")
+        add("|---|---|---|---|")
         for row in beyond:
-            add(f"| {_cell(row.question)} | {_cell(row.hypothesis)} | **{row.answer}** | {_cell(row.evidence)} | "
-                f"{_link(row.claim_id)} |")
+            add(f"| {_cell(row.question)} | **{row.answer}** | {_cell(row.evidence)} | {_link(row.claim_id)} |")
         add("")
     add("The same table as CSV and LaTeX, for citing: `headline.csv`, `headline.tex`.")
     add("")

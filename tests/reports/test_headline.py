@@ -96,6 +96,9 @@ def test_rows_cover_every_headline_result_and_reviewer_claim():
     assert by_title["Theorem 1"].verdict == headline.ABSENT
     assert by_title["C4"].verdict == headline.PARTLY  # c4 confirmed, Figure 2's criterion inconclusive
     assert by_title["C1"].verdict == headline.FALLS
+    # C1's evidence names the claim that measures it most directly when it has a refutation
+    c1 = headline._row(run_of(entry("prop1", "refuted"), entry("prop3", "refuted")), headline.REVIEWER_ITEMS[0])
+    assert "`prop3`" in c1.evidence
     chain = by_title["Lemmas 1-16, Corollary 1"]
     assert chain.verdict == headline.FALLS
     assert "of 2 lemmas: 1 falls (lemma3); 1 stands (lemma7)" in chain.evidence
@@ -143,11 +146,20 @@ def test_questions_beyond_the_paper_get_their_own_rows_and_section_after_the_pap
     run = run_of(entry("open.rare_task", "confirmed"), entry("open.rare_task", "inconclusive"),
                  entry("open.top2", "refuted"), entry("prop1", "refuted"), entry("lemma16", "confirmed"))
     rows = {r.claim_id: r for r in headline.open_rows(run)}
-    assert rows["open.rare_task"].answer == headline.ANSWERS[headline.PARTLY]
-    assert rows["open.top2"].answer == headline.ANSWERS[headline.FALLS]
+    assert rows["open.rare_task"].answer == headline.ANSWERS[headline.PARTLY] + " (1 confirmed, 1 inconclusive of 2 cases)"
+    assert rows["open.top2"].answer.startswith(headline.ANSWERS[headline.FALLS])
     text = markdown.render(run)
     head = text.split("## Slips, by consequence")[0]
-    assert "| question | hypothesis | answer | evidence | entries |" in head
+    assert "| question | answer (hypothesis in the entry's section) | evidence | entries |" in head
     # the section comes after every claim of the paper, the appendix's last lemma included
     assert text.index("## `lemma16`") < text.index("## Beyond the paper") < text.index("## `open.rare_task`")
     assert any(r[0] == "beyond the paper" for r in csv.reader(io.StringIO(headline.to_csv(run))))
+
+
+def test_a_wrong_rate_in_proposition_2_does_not_refute_c2():
+    """C2 says continued training destroys the specialization; a gap that shrinks more slowly than
+    sigma0^1.75 still shrinks, so Proposition 2 falling on its exponent leaves C2 to the error criteria."""
+    run = run_of(entry("prop2.t2", "refuted"), entry("fig2.no_termination_higher", "confirmed"))
+    paper, reviewer = headline.rows(run)
+    assert next(r for r in paper if r.item.key == "prop2").verdict == headline.FALLS
+    assert next(r for r in reviewer if r.item.key == "C2").verdict == headline.STANDS
