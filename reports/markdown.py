@@ -135,8 +135,8 @@ def _link(claim_id: str) -> str:
     return f"[`{claim_id}`](#{anchor(claim_id)})"
 
 
-def _headline_table(add, rows, first_column: str) -> None:
-    add(f"| {first_column} | the paper claims | verdict | decisive evidence | entries |")
+def _headline_table(add, rows, first_column: str, statement_column: str = "the paper claims") -> None:
+    add(f"| {first_column} | {statement_column} | verdict | decisive evidence | entries |")
     add("|---|---|---|---|---|")
     for row in rows:
         links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
@@ -166,13 +166,7 @@ def _headline(add, run: RunResult) -> None:
     _headline_table(add, paper, "result")
     add("The claims an independent reviewer's reading of the paper lists (C1-C6), measured by the entries named:")
     add("")
-    add("| claim | the reading states | verdict | decisive evidence | entries |")
-    add("|---|---|---|---|---|")
-    for row in reviewer:
-        links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
-        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {_cell(row.evidence)} | "
-            f"{links} |")
-    add("")
+    _headline_table(add, reviewer, "claim", "the reading states")
     beyond = headline.open_rows(run)
     if beyond:
         add("Beyond the paper: questions the paper leaves open, each answered by a hypothesis stated before it was "
