@@ -309,7 +309,8 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
     add("")
     add(f"Source: {claim['source']}. Kind: {claim['kind']}.")
     add("")
-    add("As stated:")
+    # An experiment beyond the paper states a hypothesis of its own, not a statement of the paper.
+    add("The experiment's hypothesis:" if claim["kind"] == "experiment" else "As stated:")
     add("")
     add(math_text.display(claim["statement"]))
     add("")
