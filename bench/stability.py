@@ -8,6 +8,7 @@ hidden constant), and lists every entry whose verdict is ``confirmed`` in one ru
 another. The target is none.
 
     python bench/stability.py [--out bench-stability] [--skip-standard] [--jobs N] [--cache-dir DIR]
+                              [--compare-only]
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from pathlib import Path
 
 RUNS = [("smoke", 0), ("smoke", 1), ("smoke", 2), ("standard", 0)]
 NAMING_NUMBERS = ("pool", "hidden_constant", "M", "N", "K")
+# String settings that are outcomes of the run, not names of the entry (which case decided it).
+OUTCOMES = ("decisive_horizon",)
 
 
 def entry_name(entry: dict) -> str:
     config = entry.get("config", {})
-    named = {k: v for k, v in config.items() if isinstance(v, str) or (k in NAMING_NUMBERS and v is not None)}
+    named = {k: v for k, v in config.items()
+             if k not in OUTCOMES and (isinstance(v, str) or (k in NAMING_NUMBERS and v is not None))}
     return f"{entry['id']} [{entry['form']}] " + json.dumps(named, sort_keys=True)
 
 
@@ -46,6 +50,8 @@ def main() -> int:
     parser.add_argument("--out", default="bench-stability", help="folder for the runs (default bench-stability)")
     parser.add_argument("--skip-standard", action="store_true", help="only the three smoke runs")
     parser.add_argument("--jobs", default="1", help="worker processes per run (default 1)")
+    parser.add_argument("--compare-only", action="store_true",
+                        help="do not run: compare the results.json files already in OUT's run folders")
     parser.add_argument("--cache-dir", default=None,
                         help="results cache shared by the runs (default OUT/cache; point it at the main job's "
                              "cache to reuse its standard run)")
@@ -56,6 +62,12 @@ def main() -> int:
     for budget, seed in runs:
         folder = out / f"{budget}-seed{seed}"
         started = time.monotonic()
+        if args.compare_only:
+            tables[(budget, seed)] = verdicts(folder / "results.json")
+            counts = Counter(tables[(budget, seed)].values())
+            print(f"{budget:<9} seed {seed}: {len(tables[(budget, seed)])} entries "
+                  f"({', '.join(f'{n} {v}' for v, n in sorted(counts.items()))})")
+            continue
         proc = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", budget, "--seed", str(seed),
                                "--format", "json", "--quiet", "--jobs", args.jobs, "--out", str(folder),
                                "--cache-dir", args.cache_dir or str(out / "cache")], capture_output=True, text=True)
