@@ -36,7 +36,7 @@ import numpy as np
 
 from moecl_verify.numeric.pool import TaskPool
 
-__all__ = ["FEATURE_MODELS", "SingleExpertDraws", "TaskSchedule", "draw_single_expert"]
+__all__ = ["FEATURE_MODELS", "MoEDraws", "SingleExpertDraws", "TaskSchedule", "draw_single_expert"]
 
 FEATURE_MODELS = ("definition1", "gaussian")
 
@@ -56,10 +56,15 @@ class ReplicateRounds:
 @dataclass(frozen=True, eq=False)
 class SingleExpertDraws(ReplicateRounds):
     """Task indices ``tasks`` (R, T) int64 (0-based into the pool) and
-    feature matrices ``X`` (R, T, d, s) float64.  Column j is round t = j + 1."""
+    feature matrices ``X`` (R, T, d, s) float64.  Column j is round t = j + 1.
+
+    ``complement``: X holds, instead, bases (R, T, d, d - s) of the orthogonal
+    complement of span(X_t) (the ``gaussian_complement`` feature model of
+    :mod:`numeric.streams`)."""
 
     tasks: np.ndarray
     X: np.ndarray
+    complement: bool = False
 
     def __post_init__(self) -> None:
         tasks = np.asarray(self.tasks, dtype=np.int64)
@@ -72,7 +77,20 @@ class SingleExpertDraws(ReplicateRounds):
         object.__setattr__(self, "X", X)
 
 
-def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
+@dataclass(frozen=True, eq=False)
+class MoEDraws(ReplicateRounds):
+    """tasks (R, T), features X (R, T, d, s), routing noise U (R, T, M) in [0, 1)."""
+
+    tasks: np.ndarray
+    X: np.ndarray
+    noise: np.ndarray
+
+    @property
+    def M(self) -> int:
+        return int(self.noise.shape[2])
+
+
+def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     value = int(value)
@@ -139,7 +157,7 @@ class TaskSchedule:
         for i, phase in enumerate(raw):
             if len(phase) != 2:
                 raise ValueError(f"TaskSchedule phase {i} must be a (start_round, probabilities) pair, got {phase!r}")
-            start = _check_int(f"TaskSchedule phase {i} start round", phase[0], 1)
+            start = check_int(f"TaskSchedule phase {i} start round", phase[0], 1)
             probs = _check_probabilities(f"TaskSchedule phase {i} probabilities", phase[1])
             if phases and start <= phases[-1][0]:
                 raise ValueError(f"TaskSchedule phase start rounds must increase, got {start} after {phases[-1][0]}")
@@ -161,13 +179,13 @@ class TaskSchedule:
     @staticmethod
     def uniform(N: int) -> "TaskSchedule":
         """Every task with probability 1/N in every round (the paper's setting)."""
-        N = _check_int("N", N, 1)
+        N = check_int("N", N, 1)
         return TaskSchedule(((1, (1.0 / N,) * N),))
 
     @staticmethod
     def zipf(N: int, exponent: float) -> "TaskSchedule":
         """p_n proportional to (n + 1)^(-exponent), n = 0..N-1: task 0 the most frequent; exponent 0 is uniform."""
-        N = _check_int("N", N, 1)
+        N = check_int("N", N, 1)
         a = float(exponent)
         if not (math.isfinite(a) and a >= 0):
             raise ValueError(f"zipf exponent must be finite and >= 0, got {exponent!r}")
@@ -177,7 +195,7 @@ class TaskSchedule:
     @staticmethod
     def with_rare(N: int, share: float) -> "TaskSchedule":
         """Task N-1 with probability ``share`` in every round, the other N-1 tasks share the rest equally."""
-        N = _check_int("N", N, 2)
+        N = check_int("N", N, 2)
         share = float(share)
         if not (math.isfinite(share) and 0 <= share <= 1):
             raise ValueError(f"rare task share must be in [0, 1], got {share!r}")
@@ -194,13 +212,13 @@ class TaskSchedule:
     def swap_at(self, t: int) -> "TaskSchedule":
         """From round t on, the probabilities in force reversed (task n takes task N-1-n's): frequent and rare
         tasks swap, a drift of the task distribution."""
-        t = _check_int("swap round", t, 1)
+        t = check_int("swap round", t, 1)
         return TaskSchedule(tuple((start, probs[::-1] if start >= t else probs) for start, probs in self._split(t)))
 
     def new_task_at(self, t: int) -> "TaskSchedule":
         """Task N-1 first arrives at round t: before t its probability is 0 and the other tasks' are renormalized;
         from t on the schedule is unchanged (task N-1 has its share)."""
-        t = _check_int("new task round", t, 1)
+        t = check_int("new task round", t, 1)
         if self.N < 2:
             raise ValueError("a task arriving late needs N >= 2 tasks")
         phases = []
@@ -216,14 +234,19 @@ class TaskSchedule:
     def sample(self, rng: np.random.Generator, R: int, T: int) -> np.ndarray:
         """Tasks (R, T) int64: ``U = rng.random((R, T))``, one uniform per (replicate, round), mapped by the
         inverse CDF of the phase in force at each round."""
-        u = rng.random((R, T))
-        tasks = np.empty((R, T), dtype=np.int64)
-        bounds = [start - 1 for start, _ in self.phases] + [T]
-        for (start, probs), end in zip(self.phases, bounds[1:]):
-            lo, hi = min(start - 1, T), min(end, T)
+        return self.tasks_from_uniforms(rng.random((R, T)), 0)
+
+    def tasks_from_uniforms(self, u: np.ndarray, start: int) -> np.ndarray:
+        """Tasks (R, B) int64 from uniforms ``u`` (R, B) in [0, 1) of rounds ``start .. start + B - 1``
+        (0-based), each mapped by the inverse CDF of the phase in force at its round."""
+        R, B = u.shape
+        tasks = np.empty((R, B), dtype=np.int64)
+        bounds = [first - 1 for first, _ in self.phases] + [start + B]
+        for (first, probs), end in zip(self.phases, bounds[1:]):
+            lo, hi = max(first - 1, start), min(end, start + B)
             if lo < hi:
-                drawn = np.searchsorted(_inverse_cdf(probs), u[:, lo:hi], side="right")
-                tasks[:, lo:hi] = np.minimum(drawn, self.N - 1)
+                drawn = np.searchsorted(_inverse_cdf(probs), u[:, lo - start:hi - start], side="right")
+                tasks[:, lo - start:hi - start] = np.minimum(drawn, self.N - 1)
         return tasks
 
 
@@ -250,11 +273,11 @@ def draw_single_expert(
     """
     if features not in FEATURE_MODELS:
         raise ValueError(f"features must be one of {FEATURE_MODELS}, got {features!r}")
-    R = _check_int("R", R, 1)
-    T = _check_int("T", T, 1)
+    R = check_int("R", R, 1)
+    T = check_int("T", T, 1)
     if pool.d < 2:
         raise ValueError(f"s must satisfy 1 <= s < d, impossible with d = {pool.d}")
-    s = _check_int("s", s, 1, pool.d - 1)
+    s = check_int("s", s, 1, pool.d - 1)
     sigma_t = float(sigma_t)
     if not (math.isfinite(sigma_t) and sigma_t >= 0):
         raise ValueError(f"sigma_t must be finite and >= 0, got {sigma_t!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["min_norm_update"]
+__all__ = ["complement_update", "min_norm_update"]
 
 
 def min_norm_update(w_prev: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -39,3 +39,21 @@ def min_norm_update(w_prev: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndar
     except np.linalg.LinAlgError:
         coeffs = np.linalg.pinv(gram, hermitian=True) @ residual[..., None]
     return w_prev + (X @ coeffs)[..., 0]
+
+
+def complement_update(w_prev: np.ndarray, C: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Eq. 5 written with a basis C (..., d, d - s) of the orthogonal complement of span(X_t).
+
+    Eq. 5 moves ``w_{t-1}`` to the nearest point of {w : X_t^T w = X_t^T w_n}, i.e. ``w_n + P (w_{t-1} -
+    w_n)`` with P the orthogonal projection onto span(X_t)^perp = span(C):
+
+        w_t = w_n + C (C^T C)^{-1} C^T (w_{t-1} - w_n).
+
+    Requires C of full column rank (almost sure for Gaussian C).  Batched like :func:`min_norm_update`."""
+    w_prev = np.asarray(w_prev, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    truth = np.asarray(truth, dtype=np.float64)
+    Ct = np.ascontiguousarray(np.swapaxes(C, -1, -2))
+    offset = w_prev - truth
+    coeffs = np.linalg.solve(Ct @ C, (Ct @ offset[..., None]))
+    return truth + (C @ coeffs)[..., 0]

@@ -39,13 +39,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from moecl_verify.numeric import kernels
 from moecl_verify.numeric.chunks import Chunk, ChunkRunner, chunk_sizes, default_runner
-from moecl_verify.numeric.draws import ReplicateRounds, TaskSchedule, draw_single_expert
+from moecl_verify.numeric.draws import MoEDraws, ReplicateRounds, TaskSchedule, draw_single_expert
 from moecl_verify.numeric.expert import min_norm_update
 from moecl_verify.numeric.gate import (AUX_FACTORS, gate_outputs, route, softmax, softmax_chain_gradient,
                                        task_loss_gradient)
 from moecl_verify.numeric.pool import TaskPool
-from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import blocks_of, round_major_blocks
+from moecl_verify.numeric.streams import DrawStream
 
 FLAG_TIMINGS = ("before_update", "after_update")
 ROUTERS = ("learned", "oracle")
@@ -180,19 +182,6 @@ class MoEConfig:
         return int(self.T1) if self.T1 is not None else int(math.ceil(self.M / self.eta - 1e-12))
 
 
-@dataclass(frozen=True, eq=False)
-class MoEDraws(ReplicateRounds):
-    """tasks (R, T), features X (R, T, d, s), routing noise U (R, T, M) in [0, 1)."""
-
-    tasks: np.ndarray
-    X: np.ndarray
-    noise: np.ndarray
-
-    @property
-    def M(self) -> int:
-        return int(self.noise.shape[2])
-
-
 def draw_moe(
     rng: np.random.Generator,
     pool: TaskPool,
@@ -286,11 +275,12 @@ class MoERun(ReplicateRounds):
         )
 
 
-def _check(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> None:
+def _check(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig) -> None:
     if draws.M != cfg.M:
         raise ValueError(f"draws carry noise for M = {draws.M} experts, config has M = {cfg.M}")
-    if draws.X.shape[2] != pool.d:
-        raise ValueError(f"draws have d = {draws.X.shape[2]}, pool has d = {pool.d}")
+    d = draws.pool.d if isinstance(draws, DrawStream) else draws.X.shape[2]
+    if d != pool.d:
+        raise ValueError(f"draws have d = {d}, pool has d = {pool.d}")
     if cfg.router == "oracle" and len(cfg.oracle_sets) != pool.N:
         raise ValueError(f"oracle_sets must list experts for each of the N = {pool.N} tasks")
 
@@ -335,13 +325,84 @@ class RoundState:
     bias: np.ndarray | None = None
 
 
-def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
-                    observer: Callable[[RoundState], object] | None = None) -> MoERun:
+def numba_unsupported(cfg: MoEConfig, observer: object = None) -> str | None:
+    """What of this configuration the compiled kernel (:func:`numeric.kernels.moe_block`) does not cover,
+    or None: it runs Algorithm 1's default path (learned router, top-1, auxiliary loss), any termination,
+    flag timing, sticky marks and aux factor, without an observer or per-round records."""
+    reasons = []
+    if observer is not None:
+        reasons.append("an observer")
+    if cfg.router != "learned":
+        reasons.append(f"router={cfg.router!r}")
+    if cfg.top_k != 1:
+        reasons.append(f"top_k={cfg.top_k}")
+    if cfg.balance != "aux":
+        reasons.append(f"balance={cfg.balance!r}")
+    if cfg.record_rounds:
+        reasons.append("record_rounds=True")
+    return ", ".join(reasons) or None
+
+
+def _run_moe_numba(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig) -> MoERun:
+    """:func:`run_moe_batched` by the compiled kernel, streaming the draws block by block."""
+    R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
+    if not isinstance(draws, DrawStream) and draws.tasks.size and (draws.tasks.min() < 0 or draws.tasks.max() >= N):
+        raise ValueError(f"draws.tasks must lie in [0, {N - 1}]")
+    W = np.ascontiguousarray(pool.W, dtype=np.float64)
+    theta = np.zeros((R, M, d))
+    w = np.zeros((R, M, d))
+    counts = np.zeros((R, M))
+    pair_counts = np.zeros((R, M, N))  # rounds tau < t with (m_tau, n_tau) = (m, n)
+    expert_past = np.zeros((R, M))  # sum_n pair_counts[m, n] ||w^(m) - w_n||^2
+    past_self_error = np.zeros(R)
+    marks = np.zeros((R, M), dtype=bool)
+    frozen = np.zeros(R, dtype=bool)
+    freeze_round = np.zeros(R, dtype=np.int64)
+    theta_max = np.zeros(R)
+    tasks_all = np.empty((R, T), dtype=np.int64)
+    chosen = np.empty((R, T), dtype=np.int64)
+    model_error = np.empty((R, T))
+    forgetting = np.empty((R, T))
+    generalization = np.empty((R, T))
+    for start, tasks, X, noise in round_major_blocks(draws):
+        tasks_all[:, start:start + tasks.shape[1]] = tasks
+        kernels.moe_block(X, tasks, noise, W, start, eta=cfg.eta, alpha=cfg.alpha, lam=cfg.lam, Gamma=cfg.Gamma,
+                          termination=cfg.termination, T1=cfg.exploration_rounds, sticky=cfg.sticky_marks,
+                          after_update=cfg.flag_timing == "after_update", aux_is_t=cfg.aux_factor == "t",
+                          theta=theta, w=w, counts=counts, pair_counts=pair_counts, expert_past=expert_past,
+                          past_self_error=past_self_error, marks=marks, frozen=frozen, freeze_round=freeze_round,
+                          theta_max=theta_max, chosen=chosen, model_error=model_error, forgetting=forgetting,
+                          generalization=generalization)
+    return MoERun(
+        tasks=tasks_all,
+        chosen=chosen,
+        model_error=model_error,
+        forgetting=forgetting,
+        generalization=generalization,
+        loads=counts,
+        expert_sets=np.argmax(np.einsum("rmd,nd->rmn", theta, pool.V), axis=-1),
+        freeze_round=freeze_round,
+        theta=theta,
+        w=w,
+        theta_max=theta_max,
+    )
+
+
+def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig,
+                    observer: Callable[[RoundState], object] | None = None, engine: str | None = None) -> MoERun:
     """All replicates advanced together; a Python loop over rounds only.
 
     ``observer``, if given, is called after every round with its
     :class:`RoundState`, so per-round quantities the lemmas need can be
-    recorded without a second copy of the dynamics."""
+    recorded without a second copy of the dynamics.
+
+    ``engine``: "numpy" (this function's own loop, the reference) or "numba" (the compiled kernel of
+    :mod:`numeric.kernels`, equal up to rounding, for the configurations :func:`numba_unsupported`
+    accepts; asking it for another raises ValueError); None (default) takes "numba" where it applies,
+    else "numpy"."""
+    if kernels.choose_engine(engine, numba_unsupported(cfg, observer)) == "numba":
+        _check(pool, draws, cfg)
+        return _run_moe_numba(pool, draws, cfg)
     _check(pool, draws, cfg)
     R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
     W, V = pool.W, pool.V
@@ -386,105 +447,109 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig,
         if biased:
             rec["bias"] = np.empty((R, T, M))
 
-    y_all = np.einsum("rtds,rtd->rts", draws.X, W[draws.tasks])
-    for j in range(T):
-        t = j + 1
-        n_t = draws.tasks[:, j]
-        X = draws.X[:, j]
-        xbar = X.sum(axis=-1)
-        h = gate_outputs(theta, xbar)
-        if learned:
-            scores = h if bias is None else h + bias  # the bias steers the choice only, never pi
-            if k == 1:
-                m_t = route(scores, cfg.lam * draws.noise[:, j])
+    tasks_all = np.empty((R, T), dtype=np.int64)
+    for block in blocks_of(draws):
+        tasks_all[:, block.start:block.start + block.size] = block.tasks
+        y_block = np.einsum("rtds,rtd->rts", block.X, W[block.tasks])
+        for jj in range(block.size):
+            j = block.start + jj
+            t = j + 1
+            n_t = block.tasks[:, jj]
+            X = block.X[:, jj]
+            xbar = X.sum(axis=-1)
+            h = gate_outputs(theta, xbar)
+            if learned:
+                scores = h if bias is None else h + bias  # the bias steers the choice only, never pi
+                if k == 1:
+                    m_t = route(scores, cfg.lam * block.noise[:, jj])
+                    S = m_t[:, None]
+                else:
+                    # Descending scores, ties toward the smaller index (a stable sort), as np.argmax breaks them.
+                    S = np.argsort(-(scores + cfg.lam * block.noise[:, jj]), axis=-1, kind="stable")[:, :k]
+                    m_t = S[:, 0]
+            else:
+                m_t = np.argmax(np.where(oracle_mask[n_t], block.noise[:, jj], -np.inf), axis=-1)
                 S = m_t[:, None]
+            pi = softmax(h)
+            sets_all[:, j] = S
+
+            if k == 1:
+                w_old = w[rows, m_t]
+                w_new = min_norm_update(w_old, X, y_block[:, jj])
+                step = w_new - w_old
+                delta = np.einsum("rd,rd->r", step, step)
+                deltas = delta[:, None]
+                w[rows, m_t] = w_new
+                counts[rows, m_t] += 1.0
+
+                diff = w_new[:, None, :] - W[None, :, :]
+                err[rows, m_t] = np.einsum("rnd,rnd->rn", diff, diff)
+                current = err[rows, m_t, n_t]
+                past_at_current = np.einsum("rmn,rmn->r", pair_counts, err)
+                pair_counts[rows, m_t, n_t] += 1.0
             else:
-                # Descending scores, ties toward the smaller index (a stable sort), as np.argmax breaks them.
-                S = np.argsort(-(scores + cfg.lam * draws.noise[:, j]), axis=-1, kind="stable")[:, :k]
-                m_t = S[:, 0]
-        else:
-            m_t = np.argmax(np.where(oracle_mask[n_t], draws.noise[:, j], -np.inf), axis=-1)
-            S = m_t[:, None]
-        pi = softmax(h)
-        sets_all[:, j] = S
+                S_rows = rows[:, None]
+                w_old = w[S_rows, S]
+                w_new = min_norm_update(w_old, X[:, None], y_block[:, jj][:, None])  # every expert of S_t steps (eq. 5)
+                step = w_new - w_old
+                deltas = np.einsum("rkd,rkd->rk", step, step)
+                delta = deltas[:, 0]
+                w[S_rows, S] = w_new
+                counts[S_rows, S] += 1.0
 
-        if k == 1:
-            w_old = w[rows, m_t]
-            w_new = min_norm_update(w_old, X, y_all[:, j])
-            step = w_new - w_old
-            delta = np.einsum("rd,rd->r", step, step)
-            deltas = delta[:, None]
-            w[rows, m_t] = w_new
-            counts[rows, m_t] += 1.0
+                g = np.zeros((R, M))
+                g[S_rows, S] = softmax(h[S_rows, S])  # = pi_m / sum_{j in S_t} pi_j, without the underflow of pi
+                u = np.einsum("rm,rmd->rd", g, w) - W[n_t]
+                current = np.einsum("rd,rd->r", u, u)
+                past_at_current = (np.einsum("rmk,rmk->r", past_gg, np.einsum("rmd,rkd->rmk", w, w))
+                                   - 2.0 * np.einsum("rmn,rmn->r", past_gn, np.einsum("rmd,nd->rmn", w, W)) + past_nn)
+                past_gg += g[:, :, None] * g[:, None, :]
+                past_gn[rows, :, n_t] += g
+                past_nn += task_norms[n_t]
 
-            diff = w_new[:, None, :] - W[None, :, :]
-            err[rows, m_t] = np.einsum("rnd,rnd->rn", diff, diff)
-            current = err[rows, m_t, n_t]
-            past_at_current = np.einsum("rmn,rmn->r", pair_counts, err)
-            pair_counts[rows, m_t, n_t] += 1.0
-        else:
-            S_rows = rows[:, None]
-            w_old = w[S_rows, S]
-            w_new = min_norm_update(w_old, X[:, None], y_all[:, j][:, None])  # every expert of S_t steps (eq. 5)
-            step = w_new - w_old
-            deltas = np.einsum("rkd,rkd->rk", step, step)
-            delta = deltas[:, 0]
-            w[S_rows, S] = w_new
-            counts[S_rows, S] += 1.0
+            forgetting[:, j] = (past_at_current - past_self_error) / (t - 1) if t > 1 else np.nan
+            generalization[:, j] = (past_at_current + current) / t
+            model_error[:, j] = current
+            chosen_all[:, j] = m_t
+            past_self_error += current
 
-            g = np.zeros((R, M))
-            g[S_rows, S] = softmax(h[S_rows, S])  # = pi_m / sum_{j in S_t} pi_j, without the underflow of pi
-            u = np.einsum("rm,rmd->rd", g, w) - W[n_t]
-            current = np.einsum("rd,rd->r", u, u)
-            past_at_current = (np.einsum("rmk,rmk->r", past_gg, np.einsum("rmd,rkd->rmk", w, w))
-                               - 2.0 * np.einsum("rmn,rmn->r", past_gn, np.einsum("rmd,nd->rmn", w, W)) + past_nn)
-            past_gg += g[:, :, None] * g[:, None, :]
-            past_gn[rows, :, n_t] += g
-            past_nn += task_norms[n_t]
-
-        forgetting[:, j] = (past_at_current - past_self_error) / (t - 1) if t > 1 else np.nan
-        generalization[:, j] = (past_at_current + current) / t
-        model_error[:, j] = current
-        chosen_all[:, j] = m_t
-        past_self_error += current
-
-        theta_before, grad, applied = theta, None, ~frozen
-        if learned:
-            checking = cfg.termination and t > T1
-            if checking and cfg.flag_timing == "before_update":
-                _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
-            if k == 1 and cfg.balance == "aux":
-                grad = task_loss_gradient(
-                    pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
-                )
-            else:
-                dL_dpi = np.zeros((R, M))
-                on_set = deltas
-                if cfg.balance == "aux":
-                    on_set = deltas + cfg.alpha * M * (counts[rows[:, None], S] / (k * t)) * c_t_of(t)
-                dL_dpi[rows[:, None], S] = on_set
-                grad = softmax_chain_gradient(pi, dL_dpi, xbar)
-            applied = ~frozen
-            theta = theta - cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
-            np.maximum(theta_max, np.abs(theta).max(axis=(1, 2)), out=theta_max)
-            if biased:
-                bias = _bias_step(bias, counts, window_counts, sets_all, j, frozen, cfg)
-            if checking and cfg.flag_timing == "after_update":
-                _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
-        if observer is not None:
-            observer(RoundState(j=j, t=t, X=X, xbar=xbar, h=h, pi=pi, chosen=m_t, delta=delta, counts=counts.copy(),
-                                theta=theta_before, theta_next=theta, grad=grad, applied=applied, chosen_sets=S,
-                                deltas=deltas, bias=bias))
-        if cfg.record_rounds:
-            rec["h"][:, j] = h
-            rec["loads"][:, j] = counts
-            rec["sets"][:, j] = np.argmax(np.einsum("rmd,nd->rmn", theta, V), axis=-1)
-            rec["chosen_sets"][:, j] = S
-            if biased:
-                rec["bias"][:, j] = bias
+            theta_before, grad, applied = theta, None, ~frozen
+            if learned:
+                checking = cfg.termination and t > T1
+                if checking and cfg.flag_timing == "before_update":
+                    _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
+                if k == 1 and cfg.balance == "aux":
+                    grad = task_loss_gradient(
+                        pi, m_t, delta, counts[rows, m_t] / t, t, cfg.alpha, xbar, cfg.aux_factor
+                    )
+                else:
+                    dL_dpi = np.zeros((R, M))
+                    on_set = deltas
+                    if cfg.balance == "aux":
+                        on_set = deltas + cfg.alpha * M * (counts[rows[:, None], S] / (k * t)) * c_t_of(t)
+                    dL_dpi[rows[:, None], S] = on_set
+                    grad = softmax_chain_gradient(pi, dL_dpi, xbar)
+                applied = ~frozen
+                theta = theta - cfg.eta * np.where(frozen[:, None, None], 0.0, grad)
+                np.maximum(theta_max, np.abs(theta).max(axis=(1, 2)), out=theta_max)
+                if biased:
+                    bias = _bias_step(bias, counts, window_counts, sets_all, j, frozen, cfg)
+                if checking and cfg.flag_timing == "after_update":
+                    _update_flags(gate_outputs(theta, xbar), m_t, rows, cfg, marks, frozen, freeze_round, t)
+            if observer is not None:
+                observer(RoundState(j=j, t=t, X=X, xbar=xbar, h=h, pi=pi, chosen=m_t, delta=delta, counts=counts.copy(),
+                                    theta=theta_before, theta_next=theta, grad=grad, applied=applied, chosen_sets=S,
+                                    deltas=deltas, bias=bias))
+            if cfg.record_rounds:
+                rec["h"][:, j] = h
+                rec["loads"][:, j] = counts
+                rec["sets"][:, j] = np.argmax(np.einsum("rmd,nd->rmn", theta, V), axis=-1)
+                rec["chosen_sets"][:, j] = S
+                if biased:
+                    rec["bias"][:, j] = bias
 
     return MoERun(
-        tasks=draws.tasks.copy(),
+        tasks=tasks_all,
         chosen=chosen_all,
         model_error=model_error,
         forgetting=forgetting,
@@ -541,6 +606,8 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
     explicitly); the routed set is found by sorting, the routing bias's load
     by counting the routed sets of the rounds it looks back on.
     """
+    if isinstance(draws, DrawStream):
+        draws = draws.materialize()
     _check(pool, draws, cfg)
     R, T, M, N, d = draws.R, draws.T, cfg.M, pool.N, pool.d
     k = cfg.top_k
@@ -694,17 +761,21 @@ def simulate_moe(
     progress: Callable[[int, int], object] | None = None,
     runner: ChunkRunner | None = None,
     task_probs: TaskSchedule | None = None,
+    engine: str | None = None,
 ) -> MoERun:
     """R replicates in chunks; chunk i draws from ``generator_for(seed, *key, "chunk", i)``.
 
     ``runner`` decides where chunks run and whether they are cached
     (:mod:`numeric.chunks`); the result does not depend on it.  ``task_probs``
-    as in :func:`draw_moe` (None: uniform tasks, the paper)."""
+    as in :func:`draw_moe` (None: uniform tasks, the paper).  ``engine`` as in
+    :func:`run_moe_batched`; the engine chosen is an argument of every chunk (so of its cache key)."""
+    engine = kernels.choose_engine(engine, numba_unsupported(cfg))
     # task_probs enters a chunk's arguments (hence its cache key) only when given.
     schedule = {} if task_probs is None else {"task_probs": task_probs}
     chunks = [
         Chunk(_moe_chunk, dict(pool=pool, cfg=cfg, size=size, T=T, s=s, M=cfg.M, features=features, sigma_t=sigma_t,
-                               beta_max=beta_max, seed=seed, key=tuple(key), index=i, **schedule), size=size)
+                               beta_max=beta_max, seed=seed, key=tuple(key), index=i, engine=engine, **schedule),
+              size=size)
         for i, size in enumerate(chunk_sizes(R, chunk_size))
     ]
     results = (runner or default_runner()).run(chunks, progress)
@@ -714,14 +785,25 @@ def simulate_moe(
 def draw_moe_chunk(pool: TaskPool, *, M: int, size: int, T: int, s: int, features: str, sigma_t: float,
                    beta_max: float, seed: int, key: Sequence[str | int], index: int,
                    task_probs: TaskSchedule | None = None) -> MoEDraws:
-    """Chunk ``index`` of a simulation: its own stream ``generator_for(seed, *key, "chunk", index)``, so a
-    chunk's draws do not depend on the other chunks (nor on how or where they run)."""
-    return draw_moe(generator_for(seed, *key, "chunk", index), pool, R=size, T=T, s=s, M=M, features=features,
-                    sigma_t=sigma_t, beta_max=beta_max, task_probs=task_probs)
+    """Chunk ``index`` of a simulation, materialised: the draws :func:`simulate_moe` streams for it
+    (:class:`numeric.streams.DrawStream`), so a per-round trace of a chunk replays the simulation's rounds."""
+    return stream_moe_chunk(pool, M=M, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
+                            beta_max=beta_max, seed=seed, key=key, index=index, task_probs=task_probs).materialize()
 
 
-def _moe_chunk(*, pool, cfg, size, T, s, M, features, sigma_t, beta_max, seed, key, index, task_probs=None) -> dict:
+def stream_moe_chunk(pool: TaskPool, *, M: int, size: int, T: int, s: int, features: str, sigma_t: float,
+                     beta_max: float, seed: int, key: Sequence[str | int], index: int,
+                     task_probs: TaskSchedule | None = None) -> DrawStream:
+    """Chunk ``index`` of a simulation: its own keyed streams (``generator_for(seed, *key, "chunk", index,
+    <kind>)``), so a chunk's draws do not depend on the other chunks, nor on how or where they run, nor on
+    the horizon beyond their first T rounds."""
+    return DrawStream(pool=pool, R=size, T=T, s=s, seed=seed, key=tuple(key), index=index, features=features,
+                      sigma_t=sigma_t, beta_max=beta_max, M=M, task_probs=task_probs)
+
+
+def _moe_chunk(*, pool, cfg, size, T, s, M, features, sigma_t, beta_max, seed, key, index, engine,
+               task_probs=None) -> dict:
     """One chunk of :func:`simulate_moe`, as flat arrays (cacheable, picklable)."""
-    draws = draw_moe_chunk(pool, M=M, size=size, T=T, s=s, features=features, sigma_t=sigma_t, beta_max=beta_max,
-                           seed=seed, key=key, index=index, task_probs=task_probs)
-    return run_moe_batched(pool, draws, cfg).to_arrays()
+    draws = stream_moe_chunk(pool, M=M, size=size, T=T, s=s, features=features, sigma_t=sigma_t,
+                             beta_max=beta_max, seed=seed, key=key, index=index, task_probs=task_probs)
+    return run_moe_batched(pool, draws, cfg, engine=engine).to_arrays()

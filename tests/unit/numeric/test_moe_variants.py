@@ -367,11 +367,11 @@ def test_run_arrays_round_trip_and_old_arrays_without_bias_still_load():
         np.testing.assert_array_equal(value, back.to_arrays()[name], err_msg=name)
     old = {k: v for k, v in run.to_arrays().items() if k != "bias"}
     assert MoERun.from_arrays(old).bias is None
-    # Chunks draw independently: the same replicates in one chunk are the same numbers.
-    whole = simulate_moe(pool, cfg, R=5, T=12, s=3, seed=1, key=("rt",), chunk_size=5,
-                         task_probs=TaskSchedule.zipf(4, 1.0))
-    assert whole.tasks.shape == run.tasks.shape
-    np.testing.assert_array_equal(whole.tasks[:2], run.tasks[:2])
+    # Draws are streamed by round: a longer horizon replays the first 12 rounds exactly.
+    longer = simulate_moe(pool, cfg, R=5, T=20, s=3, seed=1, key=("rt",), chunk_size=2,
+                          task_probs=TaskSchedule.zipf(4, 1.0))
+    np.testing.assert_array_equal(longer.tasks[:, :12], run.tasks)
+    np.testing.assert_array_equal(longer.generalization[:, :12], run.generalization)
 
 
 def test_round_state_carries_the_routed_set():

@@ -120,15 +120,20 @@ def test_simulate_deterministic_and_progress_independent(small_pool):
 
 
 def test_simulate_chunks_use_documented_streams(small_pool):
+    """Rebuild each chunk's draws from the streams the docstring of numeric.streams names, round-major."""
+    from moecl_verify.numeric.draws import SingleExpertDraws
     from moecl_verify.numeric.seeding import generator_for
 
     run = simulate_single_expert(small_pool, R=5, T=6, s=2, seed=9, key=("a",), chunk_size=2)
     sizes = [2, 2, 1]
     start = 0
     for i, size in enumerate(sizes):
-        draws = draw_single_expert(generator_for(9, "a", "chunk", i), small_pool, R=size, T=6, s=2)
-        expected = run_batched(small_pool, draws)
-        np.testing.assert_array_equal(run.model_error[start : start + size], expected.model_error)
+        u = generator_for(9, "a", "chunk", i, "tasks").random((6, size))
+        tasks = np.floor(u * small_pool.N).astype(np.int64).T
+        X = generator_for(9, "a", "chunk", i, "features").standard_normal((6, size, small_pool.d, 2)).swapaxes(0, 1)
+        expected = run_reference(small_pool, SingleExpertDraws(tasks=tasks, X=X))
+        np.testing.assert_array_equal(run.tasks[start : start + size], tasks)
+        np.testing.assert_allclose(run.model_error[start : start + size], expected.model_error, rtol=1e-9)
         start += size
 
 
