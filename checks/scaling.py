@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as sps
 
 LAWS = ("Theta", "O", "Omega")
 
@@ -51,6 +52,8 @@ class ScalingFit:
     stderr: float = math.nan
     # Per sigma0 (same order), the bootstrap standard error of the fitted statistic (mean or quantile).
     point_stderr: tuple[float, ...] = ()
+    # Task pools the sweep ran on (0: one pool, replicates resampled within each sigma0 independently).
+    pools: int = 0
 
     def summary(self) -> dict:
         """What a results entry records of the fit (JSON-ready): the report's scaling table reads it."""
@@ -58,6 +61,8 @@ class ScalingFit:
                "sigma0_range": [min(self.sigma0), max(self.sigma0)]}
         if len(self.sigma0) >= 4:
             out["local_exponents"] = list(local_exponents(self))
+        if self.pools:
+            out["pools"] = self.pools
         if self.point_stderr:
             out["point_stderr"] = [[s0, se] for s0, se in zip(self.sigma0, self.point_stderr)]
         return out
@@ -84,7 +89,8 @@ def fit_exponent(
     quantile: float | None = None,
 ) -> ScalingFit:
     """Fit log(stat y) = log C + k log(sigma0), stat the mean (or the ``quantile``-quantile)
-    over replicates; bootstrap the replicates within each sigma0 for an interval on k.
+    over replicates; bootstrap the replicates within each sigma0 (``scipy.stats.bootstrap``) for an
+    interval on k.
 
     With four or more sigma0 the same resamples also give the local exponents
     over the three largest and the three smallest sigma0 and a ``level``
@@ -105,13 +111,12 @@ def fit_exponent(
     if np.any(means <= 0):
         raise ValueError("the fitted statistic must be positive at every sigma0")
     k, c = _slope(x, np.log(means))
-    # Resampled statistics, sample by sample, in blocks that keep index arrays near 8 MB.
-    boot_means = np.empty((resamples, len(data)))
-    for j, s in enumerate(data):
-        block = max(1, 1_000_000 // s.size)
-        for start in range(0, resamples, block):
-            stop = min(resamples, start + block)
-            boot_means[start:stop, j] = stat(s[rng.integers(0, s.size, (stop - start, s.size))], axis=1)
+    # scipy.stats.bootstrap resamples each sigma0's replicates independently (paired=False) and returns every
+    # resample's statistic per sigma0; the slopes, the interval and the curvature are read off those.
+    boot = sps.bootstrap(data, lambda *samples, axis=-1: np.stack([stat(v, axis=axis) for v in samples]),
+                         n_resamples=resamples, batch=max(1, 1_000_000 // max(v.size for v in data)),
+                         vectorized=True, paired=False, method="percentile", confidence_level=level, rng=rng)
+    boot_means = boot.bootstrap_distribution.T  # (resamples, sigma0)
     log_m = np.log(np.maximum(boot_means, 1e-300))
     boot = _slopes(x, log_m)
     alpha = 1 - level
@@ -135,6 +140,84 @@ def fit_exponent(
         curvature_high=curvature[1],
         stderr=float(np.std(boot, ddof=1)),
         point_stderr=tuple(float(v) for v in np.std(boot_means, axis=0, ddof=1)),
+    )
+
+
+def fit_exponent_pools(
+    sigma0: list[float],
+    samples: list[list[np.ndarray]],
+    rng: np.random.Generator,
+    level: float = 0.99,
+    resamples: int = 2000,
+) -> ScalingFit:
+    """Fit log(mean y) = log C + k log(sigma0) on a sweep run over several pools with common random numbers.
+
+    ``samples[p][j]`` holds pool p's replicate values at ``sigma0[j]``, the same number R of replicates for
+    every pool and sigma0, replicate r being paired across sigma0 (the same draws,
+    :mod:`checks.experiments.sweep_design`).  NaN marks a replicate at which the quantity is undefined; it is
+    left out of the mean at that sigma0.  The statistic is the mean over every pool's replicates.
+
+    Two-stage bootstrap: each resample draws K pools with replacement, then R replicates with replacement
+    within each drawn pool, the same replicate indices at every sigma0 (pairs are kept, so the common random
+    numbers' correlation stays in the resampled slopes).  ``scipy.stats.bootstrap`` resamples one level
+    (paired or not), so the two levels are drawn here; resampling both levels slightly overstates the
+    variance, the conservative side.  The interval, curvature and per-sigma0 standard errors are read off the
+    same resamples as in :func:`fit_exponent`."""
+    K, J = len(samples), len(sigma0)
+    if J < 3:
+        raise ValueError("a scaling fit needs at least three sigma0 values")
+    if K < 2:
+        raise ValueError("a pooled fit needs at least two pools")
+    if any(len(pool) != J for pool in samples):
+        raise ValueError("every pool needs one sample per sigma0")
+    Y = np.asarray([np.column_stack([np.asarray(v, dtype=float) for v in pool]) for pool in samples])  # (K, R, J)
+    if Y.ndim != 3 or Y.shape[1] < 2:
+        raise ValueError("every pool needs the same number (>= 2) of paired replicates at each sigma0")
+    finite = np.isfinite(Y)
+    if np.any(finite.sum(axis=(0, 1)) < 2):
+        raise ValueError("each sigma0 needs >= 2 finite values")
+    x = np.log(np.asarray(sigma0, dtype=float))
+    means = np.nanmean(Y.reshape(-1, J), axis=0)
+    if np.any(means <= 0):
+        raise ValueError("the fitted statistic must be positive at every sigma0")
+    k, c = _slope(x, np.log(means))
+    R = Y.shape[1]
+    boot_means = np.empty((resamples, J))
+    block = max(1, 2_000_000 // (K * R * J))
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        pools = rng.integers(0, K, (stop - start, K))
+        reps = rng.integers(0, R, (stop - start, K, R))
+        drawn = Y[pools[:, :, None], reps]  # (b, K, R, J)
+        with np.errstate(invalid="ignore"):
+            boot_means[start:stop] = np.nanmean(drawn.reshape(stop - start, K * R, J), axis=1)
+    # A resample whose every drawn value at a sigma0 is NaN has no mean there; it carries no slope.
+    usable = np.all(np.isfinite(boot_means) & (boot_means > 0), axis=1)
+    boot_means = boot_means[usable]
+    log_m = np.log(boot_means)
+    boot = _slopes(x, log_m)
+    alpha = 1 - level
+    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    curvature = (None, None)
+    if J >= 4:
+        order = np.argsort(x)[::-1]
+        big, small = order[:3], order[-3:]
+        bend = _slopes(x[big], log_m[:, big]) - _slopes(x[small], log_m[:, small])
+        curvature = tuple(float(v) for v in np.quantile(bend, [alpha / 2, 1 - alpha / 2]))
+    return ScalingFit(
+        sigma0=tuple(float(v) for v in sigma0),
+        means=tuple(float(v) for v in means),
+        exponent=k,
+        constant=math.exp(c),
+        low=float(low),
+        high=float(high),
+        level=level,
+        replicates=int(finite.sum(axis=(0, 1)).min()),
+        curvature_low=curvature[0],
+        curvature_high=curvature[1],
+        stderr=float(np.std(boot, ddof=1)),
+        point_stderr=tuple(float(v) for v in np.std(boot_means, axis=0, ddof=1)),
+        pools=K,
     )
 
 

@@ -228,6 +228,8 @@ def _run_section(add, run: RunResult) -> None:
     add(f"- {len(meta.get('claims', []))} claims: " + ", ".join(f"`{c}`" for c in
                                                               order.in_paper_order(meta.get("claims", []))))
     add(f"- {versions}")
+    if meta.get("simulation"):
+        add(f"- simulation: {meta['simulation']}")
     add(f"- readings chosen for {len(run.interpretations)} ambiguous points: see [Interpretations](#interpretations)")
     add("")
 

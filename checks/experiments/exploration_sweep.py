@@ -22,11 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
+from moecl_verify.checks.experiments.sweep_design import sweep_pool
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.chunks import Chunk
 from moecl_verify.numeric.gate_trace import GateTrace, run_gate_trace
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
-from moecl_verify.numeric.pool import TaskPool, make_pool
+from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = (0.05, 0.025, 0.0125, 0.00625, 0.003125)
@@ -157,9 +158,9 @@ def config_for(sigma0: float, c: float, aux_factor: str = "1/t") -> MoEConfig:
 
 
 def pool_for(seed: int, sigma0: float) -> TaskPool:
-    """One pool for the whole sweep: v_n = Z_n fixed, w_n = sigma0 Z_n (Z ~ N(0, I_d))."""
-    return make_pool(generator_for(seed, "exploration", "pool"), N=BASE["N"], d=BASE["d"], sigma0=sigma0,
-                     signal_scale=1.0 / sigma0)
+    """One pool for the whole sweep: v_n = Z_n fixed, w_n = sigma0 Z_n (Z ~ N(0, I_d)), pool 0 of the sweep
+    design (drawn from the pool seed, so ``seed``, the replicate seed, does not move it)."""
+    return sweep_pool("exploration", 0, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
 
 
 def summarize(trace: GateTrace, pool: TaskPool, cfg: MoEConfig, sigma0: float, pick_rng: np.random.Generator) -> dict:
@@ -254,7 +255,8 @@ def simulate(ctx: Context, sigma0: float, c: float, reading: str = "fixed", aux_
         # Lemma 8's sensitivity run only needs the exploration phase.
         T = HORIZON * T1 if aux_factor == "1/t" else T1
         R = REPLICATES[budget]
-        key = ("exploration", reading, aux_factor, str(sigma0), str(c))
+        # Keyed without sigma0: every sigma0 replays the same draws (common random numbers, sweep_design).
+        key = ("exploration", reading, aux_factor, str(c))
         chunks = [
             Chunk(exploration_chunk, dict(pool=pool, cfg=cfg, size=min(CHUNK, R - start), T=T,
                                           sigma_t=sigma_t_for(reading, sigma0), sigma0=sigma0, seed=ctx.seed,

@@ -2,11 +2,13 @@
 
 Sweep: sigma0 in {0.4, 0.2, 0.1, 0.05, 0.025} (larger budgets reach further down, :data:`SWEEPS`),
 eta = alpha = c sigma0^0.5, lambda = Gamma = c sigma0^1.25 with hidden constant c in :data:`CONSTANTS`,
-no termination, v_n = w_n / sigma0, N = 3, M = 6, Definition 1 features (:data:`BASE`).
+no termination, v_n = w_n / sigma0, N = 3, M = 6, Definition 1 features (:data:`BASE`).  Pools and
+replicates follow :mod:`checks.experiments.sweep_design`: several pools drawn from their own seed, each run
+on the same replicate draws at every sigma0 (common random numbers), the budget's replicates shared among
+the pools.
 
 Besides :mod:`checks.claims.router.prop2`, the router-phase runs (:mod:`checks.experiments.router_phase`)
-use these constants: their ``phase`` runs are these t1 runs (same pool, keys, chunks and replicates),
-replayed per round.
+use these constants and this sweep's pool 0, replayed per round.
 
 Measured gaps (reading recorded in prop2's interpretations): gate outputs on the feature signal,
 h_m(v_n) = theta_m^T v_n; expert sets M_n = {m : n = argmax_j theta_m^T v_j} (eq. 11) at the round
@@ -22,10 +24,9 @@ import math
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.numeric.chunks import bounded_chunk_size
+from moecl_verify.checks.experiments.sweep_design import (SWEEP_CHUNK, replicate_key, replicates_per_pool,
+                                                           sweep_pool, sweep_pools)
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
-from moecl_verify.numeric.pool import make_pool
-from moecl_verify.numeric.seeding import generator_for
 
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)  # the smoke sweep; larger budgets reach further down
 # Each budget's sweep (the rounds t1, t2 grow like sigma0^-0.75 and sigma0^-1.25, so the full budget
@@ -58,25 +59,29 @@ def gaps(theta: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
     return {"within": within, "between": between, "overall": overall}
 
 
-def measure_at(ctx: Context, sigma0: float, which: str, c: float) -> dict[str, np.ndarray]:
-    """The gaps at round t1 (``which`` = "t1") or t2 ("t2") of the run at ``sigma0`` and hidden constant c,
-    with the round itself under "T"; shared through ``ctx.shared``."""
+def measure_at(ctx: Context, sigma0: float, which: str, c: float) -> dict:
+    """The gaps at round t1 (``which`` = "t1") or t2 ("t2") of the runs at ``sigma0`` and hidden constant c:
+    ``"pools"`` lists, per pool of the sweep design (:mod:`checks.experiments.sweep_design`), the per-replicate
+    gaps (paired across sigma0 by common random numbers); ``"T"`` is the round.  Shared through
+    ``ctx.shared``."""
     def compute():
-        # One base pool for the whole sweep (w_n = sigma0 z_n, v_n = z_n): only sigma0 changes along it.
-        pool = make_pool(generator_for(ctx.seed, "prop2", "pool"), N=BASE["N"], d=BASE["d"],
-                         sigma0=sigma0, signal_scale=1.0 / sigma0)
         eta = c * sigma0**0.5
         cfg = MoEConfig(M=BASE["M"], eta=eta, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25,
                         termination=False)
         power = 0.25 if which == "t1" else 0.75
         T = int(math.ceil(BASE["M"] / (eta * sigma0**power)))
-        run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=T, s=BASE["s"], features=BASE["features"],
-                           sigma_t=BASE["sigma_t"], seed=ctx.seed, key=("prop2", which, str(sigma0), str(c)),
-                           chunk_size=bounded_chunk_size(T, BASE["d"], BASE["s"], cap=1000),
-                           progress=lambda done, total: ctx.progress(f"prop2 {which} sigma0={sigma0:g}", done, total),
-                           runner=ctx.runner)
-        result = gaps(run.theta, pool.V)
-        result["T"] = T
-        return result
+        per_pool = []
+        for k in sweep_pools(ctx.budget.name):
+            pool = sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
+            # Keyed without sigma0 and without the horizon: the t1 run is the first t1 rounds of the t2 run,
+            # and every sigma0 replays the same draws.
+            run = simulate_moe(pool, cfg, R=replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name), T=T,
+                               s=BASE["s"], features=BASE["features"], sigma_t=BASE["sigma_t"], seed=ctx.seed,
+                               key=replicate_key("prop2", str(c), pool=k), chunk_size=SWEEP_CHUNK,
+                               progress=lambda done, total: ctx.progress(
+                                   f"prop2 {which} sigma0={sigma0:g} pool {k}", done, total),
+                               runner=ctx.runner)
+            per_pool.append(gaps(run.theta, pool.V))
+        return {"pools": per_pool, "T": T}
 
     return ctx.shared(("prop2", which, sigma0, c, ctx.seed, ctx.budget.name), compute)

@@ -12,9 +12,9 @@ An experiment, no claim: :mod:`checks.claims.router.prop1`, :mod:`~checks.claims
     freezes;
   - ``phase``: the gate keeps training (no termination) up to t1 =
     ceil(M / (eta sigma0^0.25)), the router-learning phase where Lemmas 13-15
-    are stated; same pool, keys and replicate counts as Proposition 2's t1
-    runs (:mod:`checks.experiments.gate_training`), so for prop2's sigma0 these
-    are the very trajectories Proposition 2 is checked on;
+    are stated; on pool 0 of Proposition 2's sweep with its replicate count
+    (:mod:`checks.experiments.gate_training`), the same draws at every sigma0
+    (common random numbers, :mod:`checks.experiments.sweep_design`);
   both over sigma0 in {0.4, 0.2, ..., 0.00625} (prop2's sweep and two smaller
   values, 64x), hidden constant c in {1, 0.5}; N = 3, M = 6, d = 10, s = 6,
   v_n = w_n / sigma0, Definition 1 features;
@@ -46,14 +46,15 @@ import numpy as np
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.gate_training import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
+from moecl_verify.checks.experiments.sweep_design import SWEEP_CHUNK, sweep_pool
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.scaling import fit_exponent
 from moecl_verify.numeric import phase_trace as pt
-from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
+from moecl_verify.numeric.chunks import Chunk, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
 from moecl_verify.numeric.phase_trace import FrozenRouting
-from moecl_verify.numeric.pool import TaskPool, make_pool
+from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.seeding import generator_for
 
 # prop2's sweep extended by two smaller sigma0 (64x in all): the probability trends need the small end.
@@ -115,10 +116,9 @@ def t1_round(sigma0: float, c: float) -> int:
 
 
 def _pool(ctx: Context, sigma0: float) -> TaskPool:
-    # prop2's pool stream: v_n = w_n / sigma0 so that ||v_n||_inf = O(1) (Section 3.2); one base pool scaled
-    # to each sigma0 (w_n = sigma0 z_n), so only sigma0 changes along the sweep.
-    return make_pool(generator_for(ctx.seed, "prop2", "pool"), N=BASE["N"], d=BASE["d"], sigma0=sigma0,
-                     signal_scale=1.0 / sigma0)
+    # Pool 0 of prop2's sweep (v_n = w_n / sigma0 so that ||v_n||_inf = O(1), Section 3.2): one base pool
+    # scaled to each sigma0, drawn from the pool seed, so only sigma0 changes along the sweep.
+    return sweep_pool("prop2", 0, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,9 +187,10 @@ def _phase_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
 
 
 def _run_chunks(ctx: Context, fn, pool: TaskPool, cfg: MoEConfig, R: int, T: int, key: tuple, label: str) -> dict:
-    """Per-replicate arrays of R replicates, chunked as prop2 chunks its runs (so prop2's keys give its very
-    trajectories), computed or read from the results cache by the run's chunk runner."""
-    sizes = chunk_sizes(R, bounded_chunk_size(T, BASE["d"], BASE["s"], cap=1000))
+    """Per-replicate arrays of R replicates, in the sweep's fixed chunks (so every sigma0 replays the same
+    draws, :mod:`checks.experiments.sweep_design`), computed or read from the results cache by the run's chunk
+    runner."""
+    sizes = chunk_sizes(R, SWEEP_CHUNK)
     chunks = [Chunk(fn, dict(pool=pool, cfg=cfg, size=size, T=T, seed=ctx.seed, key=key, index=i), size=size)
               for i, size in enumerate(sizes)]
     parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
@@ -204,7 +205,7 @@ def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
         cfg = config(sigma0, c, termination=True)
         T = cfg.exploration_rounds + POST_T1
         a = _run_chunks(ctx, _algorithm1_chunk, pool, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
-                        ("router_phase", "algorithm1", str(sigma0), str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
+                        ("router_phase", "algorithm1", str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
         routing = FrozenRouting(**{name: a[f"routing.{name}"] for name in _ROUTING_FIELDS})
         p = np.array([stats.chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
         return Algorithm1Summary(
@@ -216,14 +217,14 @@ def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
 
 
 def phase(ctx: Context, sigma0: float, c: float) -> PhaseSummary:
-    """No termination, T = t1: for sigma0 in prop2's sweep these are prop2's t1 runs (same pool, key, chunks
-    and replicates), traced per round and summarized (shared by prop1 and Lemmas 13-15)."""
+    """No termination, T = t1, on prop2's pool 0 with common random numbers along the sweep, traced per round
+    and summarized (shared by prop1 and Lemmas 13-15)."""
 
     def compute():
         cfg = config(sigma0, c, termination=False)
         T = t1_round(sigma0, c)
         a = _run_chunks(ctx, _phase_chunk, _pool(ctx, sigma0), cfg, PHASE_REPLICATES[ctx.budget.name], T,
-                        ("prop2", "t1", str(sigma0), str(c)), f"router phase sigma0={sigma0:g} c={c:g}")
+                        ("router_phase", "phase", str(c)), f"router phase sigma0={sigma0:g} c={c:g}")
         return PhaseSummary(T1=cfg.exploration_rounds, t1=T, **a)
 
     return ctx.shared(("router_phase", "phase", sigma0, c, ctx.seed, ctx.budget.name), compute)

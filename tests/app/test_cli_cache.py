@@ -10,11 +10,14 @@ import time
 import pytest
 
 from moecl_verify.checks import runner
+from moecl_verify.checks.experiments.sweep_design import SWEEP_POOLS
 from moecl_verify.cli import main
 from moecl_verify.numeric.cache import ResultCache
 from moecl_verify.reports import results_json
 
-# A sweep of 20 chunks (Proposition 2 at smoke: 5 sigma0 x 2 constants x t1/t2).
+# Chunks of one sweep claim at smoke: 5 sigma0 x 2 constants x the sweep design's pools (one chunk each).
+PER_CLAIM = 5 * 2 * SWEEP_POOLS["smoke"]
+# Proposition 2 at smoke: prop2.t1 and prop2.t2, 2 * PER_CLAIM chunks.
 SWEEP = ["run", "--claims", "prop2.*", "--budget", "smoke", "--seed", "0", "--quiet", "--format", "json"]
 
 
@@ -42,15 +45,16 @@ def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(t
     victim.send_signal(signal.SIGKILL)
     assert victim.wait(timeout=30) == -signal.SIGKILL, "the run finished before it could be killed"
     finished = _entries(cache)
-    assert 4 <= finished < 20 and not (out / "results.json").exists()
+    assert 4 <= finished < 2 * PER_CLAIM and not (out / "results.json").exists()
 
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     info = json.loads((out / "run-info.json").read_text())
     stats, reused = info["cache"], info["claim_records"]["reused"]
-    # A claim that finished before the kill is reused whole; its 10 chunks are not even looked up.
+    # A claim that finished before the kill is reused whole; its chunks are not even looked up.
     assert reused in (0, 1) and stats["corrupt"] == 0, info
-    assert stats["hits"] >= finished - 10 * reused and stats["hits"] + stats["misses"] == 20 - 10 * reused, (stats, finished)
+    assert stats["hits"] >= finished - PER_CLAIM * reused, (stats, finished)
+    assert stats["hits"] + stats["misses"] == 2 * PER_CLAIM - PER_CLAIM * reused, (stats, finished)
 
     uninterrupted = results_json.dumps(runner.run(["prop2.*"], budget="smoke", seed=0))
     assert (out / "results.json").read_text(encoding="utf-8") == uninterrupted
@@ -63,19 +67,19 @@ def test_rerun_reuses_the_claim_or_hits_every_chunk_then_info_and_clear(tmp_path
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     assert main([*args, "--out", str(tmp_path / "c"), "--recompute-claims"]) == 0
     info = {run: json.loads((tmp_path / run / "run-info.json").read_text()) for run in "abc"}
-    assert info["a"]["cache"]["misses"] == 10 and info["a"]["claim_records"]["computed"] == 1
+    assert info["a"]["cache"]["misses"] == PER_CLAIM and info["a"]["claim_records"]["computed"] == 1
     # The identical rerun reuses the finished claim and needs no chunk at all ...
     assert info["b"]["claim_records"]["reused"] == 1 and info["b"]["cache"]["hits"] + info["b"]["cache"]["misses"] == 0
     # ... and with --recompute-claims it redoes the analysis from cached chunks only.
     assert info["c"]["claim_records"] == {"enabled": False}
-    assert info["c"]["cache"] == {**info["a"]["cache"], "hits": 10, "misses": 0, "hit_rate": 1.0}
+    assert info["c"]["cache"] == {**info["a"]["cache"], "hits": PER_CLAIM, "misses": 0, "hit_rate": 1.0}
     first = (tmp_path / "a" / "results.json").read_bytes()
     assert first == (tmp_path / "b" / "results.json").read_bytes() == (tmp_path / "c" / "results.json").read_bytes()
     capsys.readouterr()
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
-    assert "11 entries (1 of them claim and slip records)" in capsys.readouterr().out
+    assert f"{PER_CLAIM + 1} entries (1 of them claim and slip records)" in capsys.readouterr().out
     assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
-    assert "removed 22 files" in capsys.readouterr().out
+    assert f"removed {2 * (PER_CLAIM + 1)} files" in capsys.readouterr().out
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "0 entries" in capsys.readouterr().out
 
 

@@ -12,8 +12,13 @@ def test_reconcile_constants():
 
 def test_prop2_smoke():
     run = runner.run(["prop2.*"], budget="smoke", seed=0)
-    assert len(run.results) == 6
-    for res in run.results:
+    scaling = [r for r in run.results if r.evidence_type == "scaling"]
+    assert len(scaling) == 6
+    # and prop2.t1's two exact entries from the update rule's bound (decided without sampling)
+    exact = {r.config["aux_factor"]: r.verdict for r in run.results if r.evidence_type == "exact"}
+    assert exact == {"1/t": "refuted", "t": "inconclusive"}
+    assert "prop2.between_set_gap_update_bound" in [s.id for s in run.slips]
+    for res in scaling:
         means = [m["mean_gap"] for m in res.config["means"]]
         assert means[0] > means[-1]  # gaps shrink with sigma0
     by_t2 = {r.config["hidden_constant"]: r.verdict for r in run.results if r.id == "prop2.t2"}
@@ -42,3 +47,27 @@ def test_bounded_chunk_size():
     assert bounded_chunk_size(100, 10, 6, cap=1000) == 1000
     assert bounded_chunk_size(6840, 10, 6, cap=1000, budget=2 * 8 * 6840 * 60 * 7) == 7
     assert bounded_chunk_size(10**7, 10, 6, cap=1000) == 1
+
+
+def test_update_rule_bound_entries_and_slip():
+    from moecl_verify.checks.claims.router.prop2 import BOUND_PART, bound_entries, bound_slips, slips
+
+    entries = bound_entries()
+    by = {e.config["aux_factor"]: e for e in entries}
+    one_over_t, printed = by["1/t"], by["t"]
+    assert one_over_t.id == printed.id == "prop2.t1"
+    assert one_over_t.config["part"] == BOUND_PART.format(factor="1/t")
+    assert (one_over_t.form, one_over_t.evidence_type, one_over_t.verdict) == ("derived", "exact", "refuted")
+    assert one_over_t.p_value is None and one_over_t.false_fail_rate is None
+    # O(sigma0 log(1/sigma0)): exponent 1 with one log factor, bound / sigma0^0.75 -> 0
+    assert (one_over_t.config["leading_exponent"], one_over_t.config["log_power"]) == ("1", "1")
+    assert one_over_t.config["ratio_limit"] == one_over_t.config["ratio_limit_growing_xbar"] == "0"
+    assert "hidden_constant" not in one_over_t.config  # not grouped with the measured entries' constants
+    # Lemma 4's printed factor t: O(sigma0^-0.5), decides nothing
+    assert (printed.verdict, printed.config["leading_exponent"], printed.config["ratio_limit"]) == ("inconclusive", "-1/2", "oo")
+
+    found = bound_slips(entries)
+    assert [s.id for s in found] == ["prop2.between_set_gap_update_bound"]
+    assert "c(t) = 1/t" in found[0].holds and "Theta(sigma0^0.75)" in found[0].stated
+    assert bound_slips([printed]) == []  # no refutation, no slip
+    assert "prop2.between_set_gap_update_bound" in [s.id for s in slips(entries)]

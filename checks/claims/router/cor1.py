@@ -29,14 +29,16 @@ import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
+from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.experiments.smooth_router import MS
+from moecl_verify.checks.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
+                                                           replicates_per_pool, sweep_pool, sweep_pools)
 from moecl_verify.checks.evidence import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
-from moecl_verify.checks.scaling import fit_exponent
+from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric.draws import draw_single_expert
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
-from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.theory.routing import lipschitz_lower_pair, routing_probabilities
 
@@ -90,23 +92,24 @@ def worst_case_under_lemma1(k: int, c: Fraction, M: int, K: Fraction = Fraction(
     return max(abs(a - b) for a, b in zip(p, ph)), min(Fraction(1), 2 * z)
 
 
-def _pair_gaps(ctx: Context, sigma0: float, c: float) -> tuple[np.ndarray, np.ndarray, float, int]:
+def _pair_gaps(ctx: Context, sigma0: float, c: float, k: int) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Per replicate: mean over COR_PAIRS pairs of ||p(X) - p(X_hat)||_inf for two Definition-1 draws of one task,
     routed by the gate at t = T1; the pairs' largest ||h - h_hat||_inf; lambda; and the number of pairs violating
     the derived bound ||dp||_inf <= 2 ||dh||_inf / lambda (a consistency check of the exact routing, expected 0)."""
     B = COR_BASE
-    # One base pool scaled to each sigma0 (w_n = sigma0 z_n, v_n = z_n): only sigma0 changes along the sweep.
-    pool = make_pool(generator_for(ctx.seed, "cor1", "pool"), N=B["N"], d=B["d"], sigma0=sigma0,
-                     signal_scale=1.0 / sigma0)
+    # Pool k of the sweep design, one base pool scaled to each sigma0 (w_n = sigma0 z_n, v_n = z_n), and the
+    # same draws at every sigma0 (keys without sigma0): only sigma0 changes along the sweep.
+    pool = sweep_pool("cor1", k, N=B["N"], d=B["d"], sigma0=sigma0)
     eta = c * sigma0**0.5
     lam = c * sigma0**1.25
     cfg = MoEConfig(M=B["M"], eta=eta, alpha=c * sigma0**0.5, lam=lam, Gamma=c * sigma0**1.25)
-    R = COR_REPLICATES[ctx.budget.name]
+    R = replicates_per_pool(COR_REPLICATES[ctx.budget.name], ctx.budget.name)
     run = simulate_moe(pool, cfg, R=R, T=cfg.exploration_rounds, s=B["s"], features=B["features"],
-                       sigma_t=B["sigma_t"], seed=ctx.seed, key=("cor1", str(sigma0), str(c)), chunk_size=1000,
-                       progress=lambda done, total: ctx.progress(f"cor1 sigma0={sigma0:g} c={c:g}", done, total),
+                       sigma_t=B["sigma_t"], seed=ctx.seed, key=replicate_key("cor1", str(c), pool=k),
+                       chunk_size=SWEEP_CHUNK,
+                       progress=lambda done, total: ctx.progress(f"cor1 sigma0={sigma0:g} c={c:g} pool {k}", done, total),
                        runner=ctx.runner)
-    rng = generator_for(ctx.seed, "cor1", "pairs", str(sigma0), str(c))
+    rng = generator_for(ctx.seed, *replicate_key("cor1", "pairs", str(c), pool=k))
     tasks = rng.integers(0, B["N"], size=(R, COR_PAIRS))
     gaps = np.zeros(R)
     dh_max = np.zeros(R)
@@ -185,15 +188,19 @@ def measure_cor1(ctx: Context) -> list:
     # 3. Measured under Algorithm 1: one scaling entry per hidden constant.
     R = COR_REPLICATES[ctx.budget.name]
     for c in CONSTANTS:
-        samples, dh_means, lams, bad = [], [], [], 0
+        pools = list(sweep_pools(ctx.budget.name))
+        samples, dh_means, lams, bad = [[] for _ in pools], [], [], 0
         for s0 in SIGMA0:
-            g, dh, lam_v, viol = ctx.shared(("cor1", s0, c, ctx.budget.name, ctx.seed),
-                                            lambda s0=s0, c=c: _pair_gaps(ctx, s0, c))
-            samples.append(g + 1e-300)
-            dh_means.append(float(dh.mean()))
+            dh_all = []
+            for k in pools:
+                g, dh, lam_v, viol = ctx.shared(("cor1", s0, c, k, ctx.budget.name, ctx.seed),
+                                                lambda s0=s0, c=c, k=k: _pair_gaps(ctx, s0, c, k))
+                samples[k].append(g + 1e-300)
+                dh_all.append(dh)
+                bad += viol
+            dh_means.append(float(np.concatenate(dh_all).mean()))
             lams.append(lam_v)
-            bad += viol
-        means = [float(np.mean(x)) for x in samples]
+        means = [float(np.mean([pool[j] for pool in samples])) for j in range(len(SIGMA0))]
         what = (f"mean over replicates of ||p(X) - p(X_hat)||_inf (exact routing probabilities, {COR_PAIRS} pairs of "
                 f"Definition-1 draws of one task per replicate, gate Theta_T1; hidden constant c = {c:g})")
         note = (f"Means {[f'{m:.3g}' for m in means]}; mean max ||h - h_hat||_inf {[f'{v:.3g}' for v in dh_means]} "
@@ -202,6 +209,7 @@ def measure_cor1(ctx: Context) -> list:
                 "O(sigma0^2.75) under lambda = c sigma0^1.25.")
         config = {"features": COR_BASE["features"], "part": f"measured c = {c:g}", **COR_BASE,
                   "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "pairs_per_replicate": COR_PAIRS,
+                  **design_config(ctx.budget.name, R),
                   "seed": ctx.seed, "round": "T1",
                   "means": [{"sigma0": s, "mean_dp_inf": m} for s, m in zip(SIGMA0, means)]}
         formula = r"\|p-\hat p\|_\infty = O(\lambda M^2\sigma_0^{1.5}) = O(\sigma_0^{2.75})"
@@ -212,11 +220,12 @@ def measure_cor1(ctx: Context) -> list:
                 f"{what}: a sweep point has ||p - p_hat|| = 0 in every replicate, so no exponent can be fitted. "
                 + note, formula, **{k: v for k, v in config.items() if k != "features"}))
             continue
-        fit = fit_exponent(list(SIGMA0), samples, generator_for(ctx.seed, "cor1", "bootstrap", str(c)),
-                           resamples=BOOTSTRAP)
+        fit = fit_exponent_pools(list(SIGMA0), samples, generator_for(ctx.seed, "cor1", "bootstrap", str(c)),
+                                 resamples=BOOTSTRAP)
         out.append(ScalingEvidence(
             claim_id="cor1", source=COR_SOURCE + " (measured under Algorithm 1)", config=config, formula=formula,
-            what=what, fit=fit, law="O", exponent=2.75, tolerance=0.1, note=note,
+            what=what, fit=fit, law="O", exponent=2.75, tolerance=0.1,
+            note=note + " " + DESIGN_NOTE.format(pools=fit.pools, seed=POOL_SEED),
         ))
     return out
 

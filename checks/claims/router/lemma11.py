@@ -24,7 +24,8 @@ How it is checked.  Exactly (integers and fractions; mpmath at 60 digits for exp
 M uniform independent sets cover all N tasks, P_all = sum_k (-1)^k C(N, k) (1 - k/N)^M
 (inclusion-exclusion), against each link of the chain, over N = 2..50 and M = N and M = ceil(c N ln N),
 c in {0.5, 1, 1.5, 2, 3}.  Under Algorithm 1 (N = 3, M in {6, 12}, Algorithm 1's scalings, sigma0 sweep
-0.4..0.025 with the same standard-normal pool scaled by sigma0, v_n = w_n / sigma0, two hidden
+0.4..0.025 with the same standard-normal pool (pool 0 of checks.experiments.sweep_design) scaled by sigma0 and the
+same draws at every sigma0, v_n = w_n / sigma0, two hidden
 constants), the expert sets at t = T1 (end of exploration): P(m in M_n) per task (step 1, z-tests of the
 per-replicate fraction; a :class:`checks.model.Measurement`), P(|M_n| = 0) against (1 - 1/N)^M (step 2,
 exact one-sided binomial tests per sigma0 and task; :class:`checks.evidence.ProportionEvidence`, "at most"),
@@ -44,12 +45,11 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
+from moecl_verify.checks.experiments.sweep_design import SWEEP_CHUNK, sweep_pool
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
-from moecl_verify.numeric.pool import make_pool
-from moecl_verify.numeric.seeding import generator_for
 
 SOURCE = "Appendix E, Lemma 11 and its proof (E.5)"
 NS = {"smoke": tuple(range(2, 21)), "standard": tuple(range(2, 51)), "full": tuple(range(2, 51))}
@@ -178,12 +178,12 @@ def smallest_step3_counterexample() -> dict:
 
 def _sets_at_T1(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
     """Expert sets (R, M) at t = T1 under Algorithm 1; the pool is one standard-normal draw scaled by sigma0."""
-    pool = make_pool(generator_for(ctx.seed, "lemma11", "pool"), N=SIM["N"], d=SIM["d"], sigma0=sigma0,
-                     signal_scale=1.0 / sigma0)
+    # Pool 0 of the sweep design and keys without sigma0: every sigma0 replays the same draws.
+    pool = sweep_pool("lemma11", 0, N=SIM["N"], d=SIM["d"], sigma0=sigma0)
     cfg = MoEConfig(M=M, eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25)
     run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=cfg.exploration_rounds, s=SIM["s"],
                        features=SIM["features"], sigma_t=SIM["sigma_t"], seed=ctx.seed,
-                       key=("lemma11", M, str(sigma0), str(c)), chunk_size=1000,
+                       key=("lemma11", M, str(c)), chunk_size=SWEEP_CHUNK,
                        progress=lambda done, total: ctx.progress(f"lemma11 M={M} sigma0={sigma0:g} c={c:g}", done, total),
                        runner=ctx.runner)
     return run.expert_sets
