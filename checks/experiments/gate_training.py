@@ -31,7 +31,8 @@ from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)  # the smoke sweep; larger budgets reach further down
 # Each budget's sweep (the rounds t1, t2 grow like sigma0^-0.75 and sigma0^-1.25, so the full budget
 # reaches the smallest sigma0).  The report's scaling table states each entry's range.
-SWEEPS = {"smoke": SIGMA0, "standard": SIGMA0 + (0.0125, 0.00625), "full": SIGMA0 + (0.0125, 0.00625, 0.003125)}
+SWEEPS = {"smoke": SIGMA0, "standard": SIGMA0 + (0.0125, 0.00625, 0.003125, 0.0015625),
+          "full": SIGMA0 + (0.0125, 0.00625, 0.003125, 0.0015625)}
 CONSTANTS = (1.0, 0.5)  # the hidden constant c of eta = alpha = c sigma0^0.5, lambda = Gamma = c sigma0^1.25
 BASE = dict(N=3, M=6, d=10, s=6, sigma_t=0.1, features="definition1")
 REPLICATES = {"smoke": 30, "standard": 300, "full": 1000}
