@@ -99,7 +99,6 @@ def fit_exponent(
     """
     if len(sigma0) != len(samples) or len(sigma0) < 3:
         raise ValueError("a scaling fit needs at least three sigma0 values, one sample each")
-    x = np.log(np.asarray(sigma0, dtype=float))
     data = [np.asarray(s, dtype=float) for s in samples]
 
     def stat(a: np.ndarray, axis=None):
@@ -110,37 +109,13 @@ def fit_exponent(
     means = np.array([stat(s) for s in data])
     if np.any(means <= 0):
         raise ValueError("the fitted statistic must be positive at every sigma0")
-    k, c = _slope(x, np.log(means))
     # scipy.stats.bootstrap resamples each sigma0's replicates independently (paired=False) and returns every
     # resample's statistic per sigma0; the slopes, the interval and the curvature are read off those.
     boot = sps.bootstrap(data, lambda *samples, axis=-1: np.stack([stat(v, axis=axis) for v in samples]),
                          n_resamples=resamples, batch=max(1, 1_000_000 // max(v.size for v in data)),
                          vectorized=True, paired=False, method="percentile", confidence_level=level, rng=rng)
     boot_means = boot.bootstrap_distribution.T  # (resamples, sigma0)
-    log_m = np.log(np.maximum(boot_means, 1e-300))
-    boot = _slopes(x, log_m)
-    alpha = 1 - level
-    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    curvature = (None, None)
-    if len(data) >= 4:
-        order = np.argsort(x)[::-1]  # largest sigma0 first
-        big, small = order[:3], order[-3:]
-        bend = _slopes(x[big], log_m[:, big]) - _slopes(x[small], log_m[:, small])
-        curvature = tuple(float(v) for v in np.quantile(bend, [alpha / 2, 1 - alpha / 2]))
-    return ScalingFit(
-        sigma0=tuple(float(v) for v in sigma0),
-        means=tuple(float(v) for v in means),
-        exponent=k,
-        constant=math.exp(c),
-        low=float(low),
-        high=float(high),
-        level=level,
-        replicates=min(s.size for s in data),
-        curvature_low=curvature[0],
-        curvature_high=curvature[1],
-        stderr=float(np.std(boot, ddof=1)),
-        point_stderr=tuple(float(v) for v in np.std(boot_means, axis=0, ddof=1)),
-    )
+    return _fit(sigma0, means, boot_means, level, replicates=min(v.size for v in data))
 
 
 def fit_exponent_pools(
@@ -176,11 +151,9 @@ def fit_exponent_pools(
     finite = np.isfinite(Y)
     if np.any(finite.sum(axis=(0, 1)) < 2):
         raise ValueError("each sigma0 needs >= 2 finite values")
-    x = np.log(np.asarray(sigma0, dtype=float))
     means = np.nanmean(Y.reshape(-1, J), axis=0)
     if np.any(means <= 0):
         raise ValueError("the fitted statistic must be positive at every sigma0")
-    k, c = _slope(x, np.log(means))
     R = Y.shape[1]
     boot_means = np.empty((resamples, J))
     block = max(1, 2_000_000 // (K * R * J))
@@ -193,14 +166,22 @@ def fit_exponent_pools(
             boot_means[start:stop] = np.nanmean(drawn.reshape(stop - start, K * R, J), axis=1)
     # A resample whose every drawn value at a sigma0 is NaN has no mean there; it carries no slope.
     usable = np.all(np.isfinite(boot_means) & (boot_means > 0), axis=1)
-    boot_means = boot_means[usable]
-    log_m = np.log(boot_means)
+    return _fit(sigma0, means, boot_means[usable], level, replicates=int(finite.sum(axis=(0, 1)).min()), pools=K)
+
+
+def _fit(sigma0: list[float], means: np.ndarray, boot_means: np.ndarray, level: float, replicates: int,
+         pools: int = 0) -> ScalingFit:
+    """The fit of log(means) on log(sigma0), with its interval, standard error, curvature and per-sigma0
+    standard errors read off the resampled means ``boot_means`` (resamples, sigma0)."""
+    x = np.log(np.asarray(sigma0, dtype=float))
+    k, c = _slope(x, np.log(means))
+    log_m = np.log(np.maximum(boot_means, 1e-300))
     boot = _slopes(x, log_m)
     alpha = 1 - level
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     curvature = (None, None)
-    if J >= 4:
-        order = np.argsort(x)[::-1]
+    if len(sigma0) >= 4:
+        order = np.argsort(x)[::-1]  # largest sigma0 first
         big, small = order[:3], order[-3:]
         bend = _slopes(x[big], log_m[:, big]) - _slopes(x[small], log_m[:, small])
         curvature = tuple(float(v) for v in np.quantile(bend, [alpha / 2, 1 - alpha / 2]))
@@ -212,12 +193,12 @@ def fit_exponent_pools(
         low=float(low),
         high=float(high),
         level=level,
-        replicates=int(finite.sum(axis=(0, 1)).min()),
+        replicates=replicates,
         curvature_low=curvature[0],
         curvature_high=curvature[1],
         stderr=float(np.std(boot, ddof=1)),
         point_stderr=tuple(float(v) for v in np.std(boot_means, axis=0, ddof=1)),
-        pools=K,
+        pools=pools,
     )
 
 
