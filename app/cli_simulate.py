@@ -15,10 +15,11 @@ import sys
 import numpy as np
 
 from moecl_verify.errors import UsageError
+from moecl_verify.numeric.streams import BLOCK_ROUNDS
 from moecl_verify.parsing import finite_float, nonneg_int
 
 
-DRAWS_PER_CHUNK_BYTES = 64 * 2**20  # one chunk's feature matrices; keeps peak memory bounded whatever T is
+DRAWS_PER_CHUNK_BYTES = 64 * 2**20  # one chunk's block of feature matrices (draws are streamed by round)
 BALANCES = ("aux", "none", "bias")  # numeric.moe.BALANCES, spelled out so building the parser imports no simulator
 
 
@@ -28,7 +29,12 @@ def add_parser(sub) -> None:
                      help="JSON file of option values (keys are option names, e.g. {\"M\": 10, \"no-termination\": true}); "
                      "options given on the command line win")
     sim.add_argument("--model", default="single", choices=["single", "moe"])
-    sim.add_argument("--features", default="definition1", choices=["definition1", "gaussian"])
+    sim.add_argument("--features", default="definition1", choices=["definition1", "gaussian", "gaussian_complement"],
+                     help="gaussian_complement (single expert only): draw a basis of span(X_t)'s complement, d - s "
+                     "normals per round instead of d s, the same law of the trajectories (numeric/streams.py)")
+    sim.add_argument("--engine", default=None, choices=["numba", "numpy"],
+                     help="numba (compiled kernels) or numpy (the reference engine); default: numba where the "
+                     "kernels cover the configuration, numpy otherwise")
     sim.add_argument("--d", type=nonneg_int("--d"), default=10)
     sim.add_argument("--s", type=nonneg_int("--s"), default=6)
     sim.add_argument("--N", type=nonneg_int("--N"), default=6)
@@ -214,14 +220,14 @@ def memory_plan(R: int, T: int, d: int, s: int, moe: bool, limit: int | None = N
         limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
     series = 5 if moe else 4
     results = R * T * 8 * series
-    per_replicate = T * d * s * 8 * 2  # Definition 1 transiently holds two copies
+    # Draws are streamed BLOCK_ROUNDS rounds at a time; Definition 1 transiently holds two copies of a block.
+    per_replicate = BLOCK_ROUNDS * d * s * 8 * 2
     if results + per_replicate > limit:
         raise UsageError(
             f"--T {T} with --replicates {R} needs about {(results + per_replicate) / 2**30:.1f} GiB for per-round "
             f"results and features, over this machine's limit of {limit / 2**30:.1f} GiB; lower --T or --replicates"
         )
-    default = 100 if moe else 256
-    return max(1, min(default, DRAWS_PER_CHUNK_BYTES // per_replicate))
+    return max(1, min(1000, DRAWS_PER_CHUNK_BYTES // per_replicate))
 
 
 def apply_config(parser, argv: list[str], path: str):
@@ -302,6 +308,7 @@ def cmd_simulate(args) -> int:
         seed=args.seed,
         chunk_size=chunk_size,
         progress=lambda done, total: progress("simulate", done, total),
+        engine=args.engine,
     )
     header = {
         "model": args.model,
@@ -319,6 +326,7 @@ def cmd_simulate(args) -> int:
         "signal_scale": args.signal_scale,
         "replicates": args.replicates,
         "seed": args.seed,
+        "engine": args.engine or "numba where the kernels cover the configuration, numpy otherwise",
     }
     summary = {}
     try:

@@ -82,10 +82,16 @@ def test_n_equal_one_has_no_task_gap(capsys):
     assert json.loads(out)["config"]["D"] == 0.0
 
 
-def test_huge_horizon_shrinks_chunks_so_memory_stays_bounded():
-    # One replicate's features at T = 10^5, d = 10, s = 6 take 96 MB: one replicate per chunk.
-    assert memory_plan(R=10, T=100_000, d=10, s=6, moe=False, limit=2**40) == 1
-    assert memory_plan(R=10, T=20, d=10, s=6, moe=True, limit=2**40) == 100
+def test_draws_are_streamed_so_chunks_do_not_shrink_with_the_horizon():
+    # Draws come BLOCK_ROUNDS rounds at a time: the chunk size is the same at T = 20 and T = 10^5, and a
+    # block of a chunk's features stays within DRAWS_PER_CHUNK_BYTES (two copies for Definition 1).
+    from moecl_verify.cli_simulate import DRAWS_PER_CHUNK_BYTES
+    from moecl_verify.numeric.streams import BLOCK_ROUNDS
+
+    long = memory_plan(R=10, T=100_000, d=10, s=6, moe=False, limit=2**40)
+    assert long == memory_plan(R=10, T=20, d=10, s=6, moe=True, limit=2**40) > 1
+    assert long * BLOCK_ROUNDS * 10 * 6 * 8 * 2 <= DRAWS_PER_CHUNK_BYTES
+    assert memory_plan(R=10, T=20, d=1000, s=600, moe=True, limit=2**40) < long
     with pytest.raises(UsageError, match="lower --T or --replicates"):
         memory_plan(R=10**6, T=10**6, d=10, s=6, moe=True, limit=2**34)
 

@@ -114,3 +114,22 @@ def test_variants_need_the_moe_model(capsys, args):
 
 def test_balance_choices_are_the_simulator_s():
     assert cli_simulate.BALANCES == moe.BALANCES
+
+
+def test_engines_agree_and_the_complement_feature_model_is_single_expert_only(capsys):
+    """--engine numpy and --engine numba run the same draws (equal to rounding); gaussian_complement runs the
+    single expert and is refused in one line for Algorithm 1, whose gate reads sum_i X_t,i."""
+    numba_run = run(capsys, "--engine", "numba")
+    numpy_run = run(capsys, "--engine", "numpy")
+    assert numba_run["config"]["engine"] == "numba" and numpy_run["config"]["engine"] == "numpy"
+    for a, b in zip(numba_run["rounds"], numpy_run["rounds"]):
+        for key, value in a.items():
+            if isinstance(value, float):
+                assert value == pytest.approx(b[key], rel=1e-9, abs=1e-12), key
+    single = ["simulate", "--model", "single", "--T", "30", "--replicates", "20", "--json"]
+    assert main([*single, "--features", "gaussian_complement"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["features"] == "gaussian_complement"
+    assert main([*TINY, "--features", "gaussian_complement"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "gaussian_complement" in err[0]
