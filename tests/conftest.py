@@ -33,6 +33,23 @@ _hypothesis_settings.register_profile("deterministic", derandomize=True, print_b
 _hypothesis_settings.load_profile("deterministic")
 
 
+def pytest_configure(config):
+    """In the controller, before any worker starts: run the compiled kernels once, so that numba compiles
+    them (about 12 s on a fresh install) a single time and writes its on-disk cache, which every worker and
+    every command a test runs then loads in under a second, instead of each compiling its own copy."""
+    if hasattr(config, "workerinput"):
+        return
+    from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+    from moecl_verify.numeric.pool import make_pool
+    from moecl_verify.numeric.seeding import generator_for
+    from moecl_verify.numeric.single_expert import simulate_single_expert
+
+    pool = make_pool(generator_for(0, "warm kernels"), N=2, d=3, sigma0=1.0)
+    simulate_single_expert(pool, R=1, T=2, s=1, seed=0, engine="numba")
+    simulate_moe(pool, MoEConfig(M=2, eta=0.1, alpha=0.1, lam=0.1, Gamma=0.1), R=1, T=2, s=1, seed=0,
+                 engine="numba")
+
+
 _TIERS = {"unit": "unit", "claims": "claims", "app": "app", "reports": "app", "e2e": "e2e"}
 
 

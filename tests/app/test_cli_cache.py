@@ -88,7 +88,7 @@ def test_a_locked_cache_is_a_one_line_usage_error(tmp_path):
         proc = cli("run", "--claims", "lemma4", "--quiet", "--format", "json", "--out", str(tmp_path / "o"),
                    "--cache-dir", str(tmp_path / "c"))
         cleared = cli("cache", "clear", "--cache-dir", str(tmp_path / "c"))
-        bypass = cli("run", "--claims", "lemma6", "--budget", "smoke", "--quiet", "--format", "json", "--out", str(tmp_path / "o"),
+        bypass = cli("run", "--claims", "lemma4", "--budget", "smoke", "--quiet", "--format", "json", "--out", str(tmp_path / "o"),
                      "--cache-dir", str(tmp_path / "c"), "--no-cache")
     assert proc.returncode == 2 and cleared.returncode == 2
     assert bypass.returncode == 0, bypass.stderr  # --no-cache neither reads nor writes, so needs no lock
