@@ -47,7 +47,8 @@ from moecl_verify.numeric.seeding import generator_for
 class DnnMoEConfig:
     """Algorithm 1's parameters (as :class:`numeric.moe.MoEConfig`) and the experts' training: ``epochs``
     passes of stochastic gradient descent with step ``lr`` and minibatches of ``batch`` over the round's ``s``
-    images, for ``T`` rounds."""
+    images, for ``T`` rounds.  ``probe_epochs`` > 0 also records, each round, the routed expert's test errors
+    after its first ``probe_epochs`` epochs (``probe_errors``), for the epochs check."""
 
     M: int
     eta: float
@@ -60,6 +61,7 @@ class DnnMoEConfig:
     epochs: int
     lr: float
     batch: int
+    probe_epochs: int = 0
 
     def __post_init__(self) -> None:
         for name in ("M", "T", "s", "epochs", "batch"):
@@ -72,6 +74,9 @@ class DnnMoEConfig:
                 raise ValueError(f"{name} must be finite and {'>' if strict else '>='} 0, got {value!r}")
         if self.s % self.batch:
             raise ValueError(f"batch = {self.batch} must divide s = {self.s}")
+        if isinstance(self.probe_epochs, bool) or not isinstance(self.probe_epochs, numbers.Integral) \
+                or not 0 <= self.probe_epochs < self.epochs:
+            raise ValueError(f"probe_epochs must be an integer in [0, epochs = {self.epochs}), got {self.probe_epochs!r}")
 
     @property
     def exploration_rounds(self) -> int:
@@ -95,7 +100,8 @@ class ReplicateDraws:
 def draw_replicate(rng: np.random.Generator, tasks: TaskSet, shape: dnn.NetShape, T: int, s: int,
                    noise_experts: int, epochs: int) -> ReplicateDraws:
     """Draw one replicate's tasks, picks, noise, initial network and epoch orders, in that order: runs that
-    differ only in the number of epochs share everything but the orders."""
+    differ only in the number of epochs share everything, and the orders of the epochs they have in common
+    (orders are drawn epoch by epoch, each epoch for every round)."""
     sizes = tasks.pool_sizes()
     if s > min(sizes):
         raise ValueError(f"s = {s} exceeds the smallest task pool ({min(sizes)} images)")
@@ -103,8 +109,10 @@ def draw_replicate(rng: np.random.Generator, tasks: TaskSet, shape: dnn.NetShape
     picks = np.stack([rng.choice(sizes[n], size=s, replace=False) for n in task_seq])
     noise = rng.random((T, noise_experts))
     init = dnn.init_params(rng, shape)
-    orders = rng.permuted(np.broadcast_to(np.arange(s, dtype=np.int32), (T, epochs, s)), axis=-1)
-    return ReplicateDraws(task_seq, picks, noise, init, orders)
+    # Epoch-major, so that a run with more epochs replays the first epochs' orders of a run with fewer: the epochs
+    # check then compares the same training extended, not a reshuffled one.
+    orders = rng.permuted(np.broadcast_to(np.arange(s, dtype=np.int32), (epochs, T, s)), axis=-1)
+    return ReplicateDraws(task_seq, picks, noise, init, np.ascontiguousarray(orders.transpose(1, 0, 2)))
 
 
 def update_flags(h: np.ndarray, chosen: np.ndarray, Gamma: float, marks: np.ndarray, frozen: np.ndarray,
@@ -180,7 +188,7 @@ def _start(tasks: TaskSet, cfg: DnnMoEConfig, draws: ReplicateDraws, test_x, tes
         theta=np.zeros((1, M, tasks.d ** 2)), counts=np.zeros((1, M)), marks=np.zeros((1, M), dtype=bool),
         frozen=np.zeros(1, dtype=bool), freeze_round=np.zeros(1, dtype=np.int64),
         records={"chosen": np.zeros(T, dtype=np.int64), "h": np.zeros((T, M)), "delta": np.zeros(T),
-                 "errors": np.zeros((T, M, N))},
+                 "errors": np.zeros((T, M, N)), **({"probe_errors": np.zeros((T, N))} if cfg.probe_epochs else {})},
     )
 
 
@@ -199,8 +207,14 @@ def _advance(state: _State, first_round: int, termination: bool, tasks: TaskSet,
         m_t = route(h, cfg.lam * draws.noise[None, j, :M])
         m = int(m_t[0])
         pi = softmax(h)
-        state.experts[m], delta, errs = dnn.expert_round(state.experts[m], x_img, y_hot, draws.orders[j], lr, test_x,
-                                                         test_y, batch=cfg.batch)
+        if cfg.probe_epochs:
+            state.experts[m], delta, errs, probed = dnn.expert_round_probed(
+                state.experts[m], x_img, y_hot, draws.orders[j], lr, test_x, test_y, batch=cfg.batch,
+                probe=cfg.probe_epochs)
+            state.records["probe_errors"][j] = np.asarray(probed, dtype=np.float64)
+        else:
+            state.experts[m], delta, errs = dnn.expert_round(state.experts[m], x_img, y_hot, draws.orders[j], lr,
+                                                             test_x, test_y, batch=cfg.batch)
         delta = np.array([float(delta)])
         state.err[0, m] = np.asarray(errs, dtype=np.float64)
         state.counts[0, m] += 1.0
@@ -220,9 +234,10 @@ def run_replicate(tasks: TaskSet, shape: dnn.NetShape, cfg: DnnMoEConfig, draws:
                   fork: bool = False) -> dict | tuple[dict, dict]:
     """Algorithm 1 with network experts, one replicate.  Returns ``chosen`` (T,), gate outputs ``h`` (T, M),
     ``delta`` (T,), ``errors`` (T, M, N) (every expert's test error on every task after each round),
-    ``freeze_round`` (0 = never), ``loads`` (M,) and the final gate ``theta`` (M, d^2).  The gate arithmetic
-    runs on arrays with one leading
-    replicate axis, the shapes :mod:`numeric.gate` works on.
+    ``freeze_round`` (0 = never), ``loads`` (M,), the final gate ``theta`` (M, d^2) and, with
+    ``cfg.probe_epochs``, ``probe_errors`` (T, N) (the routed expert's test errors after its first probe_epochs
+    epochs of the round).  The gate arithmetic runs on arrays with one leading replicate axis, the shapes
+    :mod:`numeric.gate` works on.
 
     With ``fork`` (and ``cfg.termination``), returns (with termination, without termination): the run
     without termination is identical up to the round in which the gate froze, so it continues from the

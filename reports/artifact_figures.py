@@ -194,8 +194,10 @@ def captions(run: RunResult) -> dict[str, str]:
         out["fig3_curves"] = (
             "The paper's Figure 3, reproduced from this run on small convolutional experts: F_t and G_t against the "
             "round for M = 1, 4, 7, with and without termination, one row per task definition; mean over "
-            "replicates with its 99% band; the line below gives the epochs check (the same runs at twice the "
-            "epochs).")
+            "replicates with its 99% band. The last row is the epochs check: the mean curves of M = 4 with "
+            "termination at the chosen and at twice the epochs per round on the same replicates. Its status is "
+            "settled when the extra epochs change the routed expert's error within a round by at most 10% and "
+            "neither final value is still changing.")
     if "fig4_routing" in run.artifacts:
         data = run.artifacts["fig4_routing"]
         text = ("The paper's Figure 4, reproduced from one replicate: for each termination threshold Γ, the share "

@@ -81,7 +81,7 @@ def tiny():
     pytest.importorskip("jax", reason="Figure 3's networks need JAX: pip install '.[dnn]'")
     pytest.importorskip("sklearn", reason="the bundled digits need scikit-learn: pip install '.[dnn]'")
     mp = pytest.MonkeyPatch()
-    mp.setattr(fig3_runs, "ROUNDS", 16)
+    mp.setattr(fig3_runs, "ROUNDS", {"smoke": 16, "standard": 16, "full": 16})
     mp.setattr(fig3_runs, "EPOCHS", 1)
     mp.setattr(fig3_runs, "WIDTHS", dict(conv1=2, conv2=2, fc1=8, fc2=8))
     mp.setattr(fig3_runs, "TEST_SIZE", {"digits": 20, "mnist": 20})
@@ -136,13 +136,45 @@ def test_gate_parameters_come_from_sigma0_and_the_gate_freezes_after_T1(tiny):
 
 
 def test_epoch_check_compares_the_same_replicates_at_twice_the_epochs(tiny):
+    from scipy import stats as sps
+
     ctx, measured = tiny
-    check = measured["fig3.moe_beats_single"][0].config["epoch_check"]
+    [check] = measured["fig3.moe_beats_single"][0].config["epoch_check"]
     assert check["epochs"] == [1, 2] and check["replicates"] == 2 and (check["definition"], check["M"]) == ("mirrors", 4)
+    assert "curves" not in check  # the curves go to the figure's artifact, not into every entry
     base = fig3_runs.run(ctx, "mirrors", 4)["on"]["generalization"][:2, -1]
-    more = fig3_runs.run(ctx, "mirrors", 4, epochs=2, replicates=2)["on"]["generalization"][:, -1]
+    probed = fig3_runs.run(ctx, "mirrors", 4, epochs=2, replicates=2, without_termination=False, probe_epochs=1)["on"]
+    more = probed["generalization"][:, -1]
     assert check["G_T"] == pytest.approx([base.mean(), more.mean()])
     assert check["G_T change"] == pytest.approx(np.mean(more - base))
+    assert check["G_T change p"] == pytest.approx(sps.ttest_rel(more, base).pvalue)
+    assert check["G_T status"] == fig3_runs.settled_status(base.mean(), np.mean(more - base), check["G_T change p"],
+                                                           check["G_T change stderr"])
+    # Within rounds: the routed expert's error on its task after 1 and after 2 epochs of the same round, by a loop.
+    rel = []
+    for r in range(2):
+        mid = [probed["probe_errors"][r, t, probed["tasks"][r, t]] for t in range(16)]
+        end = [probed["model_error"][r, t] for t in range(16)]
+        rel.append(sum(abs(e - m) for e, m in zip(end, mid)) / sum(mid))
+    assert check["within-round change"] == pytest.approx(np.mean(rel))
+    assert check["status"] in ("settled", "still changing", "undetermined")
+    [full] = fig3_runs.epoch_check(ctx)
+    assert [len(c) for c in full["curves"]["generalization"]] == [16, 16]
+    assert full["curves"]["generalization"][1][-1] == pytest.approx(more.mean())
+
+
+@pytest.mark.parametrize("level, change, p, se, status", [
+    (1.0, 0.05, 0.5, 0.01, "settled"),  # small, and the check resolves +-20%
+    (1.0, -0.1, 0.2, 0.05, "settled"),  # at the 10% edge, resolution 0.129 <= 0.2
+    (1.0, 0.05, 0.001, 0.01, "settled"),  # a real but small change
+    (1.0, 0.05, 0.5, 0.1, "undetermined"),  # small, but the check cannot resolve 20% (0.258 > 0.2)
+    (1.0, 0.3, 0.001, 0.05, "still changing"),  # large and significant
+    (1.0, -0.3, 0.2, 0.2, "undetermined"),  # large, but the replicates cannot tell
+    (0.0, 0.05, 0.5, 0.01, "undetermined"),
+    (1.0, float("nan"), 0.5, 0.01, "undetermined"),
+])
+def test_settled_rule(level, change, p, se, status):
+    assert fig3_runs.settled_status(level, change, p, se) == status
 
 
 def test_curves_artifact_has_every_configuration_and_the_single_network_in_both_panels(tiny):
@@ -189,8 +221,11 @@ def test_the_drawer_shows_every_definition_metric_and_termination_with_the_singl
     ctx, _ = tiny
     data = fig3.curves(ctx)
     fig = build_fig3(data, "tiny")
-    axes = [ax for ax in fig.axes if ax.get_title()]
+    axes = [ax for ax in fig.axes if ax.get_title() and not ax.get_title().startswith("epochs check")]
     assert len(axes) == 2 * 4
+    checks = [ax for ax in fig.axes if ax.get_title().startswith("epochs check")]
+    assert len(checks) == 2 and [t.get_text() for t in checks[0].get_legend().get_texts()] == [
+        "1 epochs per round", "2 epochs per round"]
     assert {ax.get_title().split(",")[0] for ax in axes} == {"tasks: mirrors", "tasks: split"}
     for ax in axes:
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["single network (M = 1)", "M = 4", "M = 7"]

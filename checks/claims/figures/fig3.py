@@ -125,7 +125,7 @@ def _config(ctx: Context, definition: str, runs: dict, **extra) -> dict:
     cfg["freeze_round_mean"] = {str(M): float(np.mean(runs[M]["on"]["freeze_round"])) for M in MOE_EXPERTS}
     cfg["never_frozen"] = {str(M): int(np.sum(runs[M]["on"]["freeze_round"] == 0)) for M in MOE_EXPERTS}
     cfg["diverged"] = diverged(runs)
-    cfg["epoch_check"] = fig3_runs.epoch_check(ctx)
+    cfg["epoch_check"] = [{k: v for k, v in check.items() if k != "curves"} for check in fig3_runs.epoch_check(ctx)]
     cfg.update(extra)
     return cfg
 
@@ -140,11 +140,18 @@ def _measurement(ctx, claim_id: str, definition: str, criterion: str, tests: lis
         config=_config(ctx, definition, runs),
         tests=tuple(tests),
         scale=1.0,
-        formula=f"{criterion} [tasks: {definition}; data: {data}; {fig3_runs.ROUNDS} rounds, "
-                f"{fig3_runs.EPOCHS} epochs per round]",
+        formula=f"{criterion} [tasks: {definition}; data: {data}; {fig3_runs.rounds(ctx)} rounds, "
+                f"{fig3_runs.EPOCHS} epochs per round; {epochs_verdict(ctx)}]",
         rule="positive",
         horizon_name="case",
     )
+
+
+def epochs_verdict(ctx: Context) -> str:
+    """The epochs check in a few words, for the entry's criterion: each checked definition's status."""
+    checks = fig3_runs.epoch_check(ctx)
+    return "epochs check ({} vs {} epochs): {}".format(
+        fig3_runs.EPOCHS, 2 * fig3_runs.EPOCHS, ", ".join(f"{c['definition']} {c['status']}" for c in checks))
 
 
 def _unavailable(ctx: Context, claim_id: str, criterion: str) -> list | None:
@@ -254,7 +261,7 @@ def curves(ctx: Context) -> dict:
     figure; M = 1 appears in both the with- and without-termination panels, as it has no gate)."""
     if fig3_runs.missing_libraries(ctx):
         return {"available": False, "reason": fig3_runs.unavailable_reason(fig3_runs.missing_libraries(ctx))}
-    out = {"available": True, "data": fig3_runs.data(ctx).name, "rounds": list(range(1, fig3_runs.ROUNDS + 1)),
+    out = {"available": True, "data": fig3_runs.data(ctx).name, "rounds": list(range(1, fig3_runs.rounds(ctx) + 1)),
            "epochs": fig3_runs.EPOCHS, "replicates": fig3_runs.REPLICATES[ctx.budget.name],
            "epoch_check": fig3_runs.epoch_check(ctx), "definitions": []}
     for definition in DEFINITIONS:
@@ -269,8 +276,9 @@ NOTES = (
     "Qualitative statements about Figure 3, each decided by the criterion in the evidence on paired replicates "
     "at the final round. The networks and the data are scaled down to run on two CPU cores (every reduction is "
     "a reading below); each task definition is its own entry, and every entry names its data set and records "
-    f"the epochs check (epoch_check: final errors at {fig3_runs.EPOCHS} and {2 * fig3_runs.EPOCHS} epochs per "
-    f"round on one configuration, same replicates). Needs the optional extra: {fig3_runs.INSTALL}."
+    f"the epochs check (epoch_check: errors at {fig3_runs.EPOCHS} and {2 * fig3_runs.EPOCHS} epochs per round on "
+    f"M = {fig3_runs.CHECK_M} with termination, same replicates, and whether the final values settled within "
+    f"{fig3_runs.SETTLED_WITHIN:.0%}). Needs the optional extra: {fig3_runs.INSTALL}."
 )
 for claim_id, measure, summary in (
     ("fig3.moe_beats_single", measure_moe_beats_single, "Deep MoE ends below a single network."),

@@ -287,3 +287,46 @@ def test_convolution_and_pooling_are_xlas_own_on_random_inputs(engine):
     assert np.allclose(dnn.conv3x3(x, w), reference, atol=1e-5)
     pooled = jax.lax.reduce_window(x, -np.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
     assert np.array_equal(dnn.max_pool2(x), pooled)
+
+
+def test_more_epochs_replay_the_first_epochs_orders_and_every_other_draw(engine):
+    # The epochs check compares a run with twice the epochs against the same run: every draw is shared, and the
+    # first epochs of every round are visited in the same orders.
+    tasks, shape, short = _tiny(engine, epochs=2)
+    _, _, long = _tiny(engine, epochs=4)
+    a, b = _draws(engine, tasks, shape, short), _draws(engine, tasks, shape, long)
+    for name in ("tasks", "picks", "noise"):
+        assert np.array_equal(getattr(a, name), getattr(b, name))
+    assert all(np.array_equal(x, y) for x, y in zip(a.init, b.init))
+    assert a.orders.shape[1:] == (2, short.s) and b.orders.shape[1:] == (4, short.s)
+    assert np.array_equal(a.orders, b.orders[:, :2]) and not np.array_equal(b.orders[:, 2:], b.orders[:, :2])
+    assert all(sorted(row) == list(range(short.s)) for row in b.orders.reshape(-1, short.s))
+
+
+def test_a_probed_round_is_the_same_training_cut_in_two(engine):
+    dnn, dnn_moe = engine
+    tasks, shape, cfg = _tiny(engine, epochs=4)
+    draws = _draws(engine, tasks, shape, cfg)
+    x, y = tasks.batch(int(draws.tasks[0]), draws.picks[0])
+    args = (x, y, draws.orders[0], np.float32(0.2), tasks.test_x, tasks.test_y)
+    new, delta, errors = dnn.expert_round(draws.init, *args, batch=10)
+    p_new, p_delta, p_errors, mid_errors = dnn.expert_round_probed(draws.init, *args, batch=10, probe=2)
+    assert np.allclose(np.asarray(p_errors), np.asarray(errors), rtol=1e-5) and np.isclose(float(p_delta), float(delta),
+                                                                                       rtol=1e-5)
+    half = dnn.expert_round(draws.init, x, y, draws.orders[0][:2], np.float32(0.2), tasks.test_x, tasks.test_y,
+                            batch=10)
+    assert np.allclose(np.asarray(mid_errors), np.asarray(half[2]), rtol=1e-5)
+    assert not np.allclose(np.asarray(mid_errors), np.asarray(errors))
+
+
+def test_probe_epochs_are_recorded_for_the_routed_expert_and_change_nothing_else(engine):
+    dnn, dnn_moe = engine
+    tasks, shape, cfg = _tiny(engine, epochs=4)
+    draws = _draws(engine, tasks, shape, cfg)
+    plain = dnn_moe.run_replicate(tasks, shape, cfg, draws)
+    probed = dnn_moe.run_replicate(tasks, shape, dataclasses.replace(cfg, probe_epochs=2), draws)
+    assert np.array_equal(plain["chosen"], probed["chosen"])
+    assert np.allclose(plain["errors"], probed["errors"], rtol=1e-5)
+    assert probed["probe_errors"].shape == (cfg.T, tasks.N) and "probe_errors" not in plain
+    with pytest.raises(ValueError, match="probe_epochs"):
+        dataclasses.replace(cfg, probe_epochs=4)
