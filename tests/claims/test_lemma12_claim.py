@@ -61,3 +61,33 @@ def test_lemma12_entries_on_tiny_runs(monkeypatch):
     assert {p for p in verdicts if p.startswith(("statement.M<N", "proof.M<N"))} == {
         f"{label} c = {c:g}" for label in ("statement.M<N", "proof.M<N premise") for c in mod.CONSTANTS}
     assert "lemma12.loc_gradient_nonzero" in {s.id for s in mod.slips_lemma12(decided)}
+
+
+def test_lemma12_sweep_pools_share_their_base_draws_across_sigma0():
+    # w_n = sigma0 c_k(n) + sigma0^1.5 xi_n and v_n = w_n / sigma0 = c_k(n) + sigma0^0.5 xi_n: with the same base
+    # draws at every sigma0, v(0.1) - v(0.4) = (0.1^0.5 - 0.4^0.5) xi, and the centres are those of the pool seed.
+    a, b = mod.lt_pool(1, 0.1), mod.lt_pool(1, 0.4)
+    xi = (a.V - b.V) / (0.1**0.5 - 0.4**0.5)
+    centres = a.V - 0.1**0.5 * xi
+    K = mod.SIM_LT["K"]
+    assert np.allclose(centres, centres[np.arange(mod.SIM_LT["N"]) % K])  # tasks n, n + K share a centre
+    assert not np.allclose(mod.lt_pool(0, 0.1).V, a.V)  # pools differ
+
+
+def test_lemma12_sweep_replicates_are_paired_across_sigma0(monkeypatch):
+    # The chunks at two sigma0 carry the same replicate keys, indices and sizes (keys without sigma0), one set per
+    # pool: the same draws are replayed along the sweep.
+    seen = {}
+
+    def record(*, pool, cfg, size, T, seed, key, index):
+        seen.setdefault(cfg.eta, []).append((key, index, size))
+        return {"grad": np.full(size, np.nan), "resid": np.full(size, np.nan)}
+
+    monkeypatch.setattr(mod, "_lt_chunk", record)
+    monkeypatch.setitem(mod.SIM_LT_REPLICATES, "smoke", 8)
+    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    mod._lt_stats(ctx, 0.1, 1.0)
+    mod._lt_stats(ctx, 0.4, 1.0)
+    low, high = seen.values()
+    assert low == high and len(low) == 4  # four pools, one chunk each
+    assert [key[-1] for key, _, _ in low] == [0, 1, 2, 3] and all("0.1" not in key for key, _, _ in low)

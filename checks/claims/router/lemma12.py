@@ -19,7 +19,9 @@ the proof's own premise (the routed expert's previous task had the same ground t
 has a nonzero gradient (M > N; :class:`checks.evidence.ProportionEvidence`, "at most 0" on the count of
 such rounds: one refutes the universal statement, none cannot confirm it); the M < N bound and the
 proof's premise ||w_{n_t} - w_{t-1}||_inf = O(sigma0^1.5) as scaling laws over a sigma0 sweep with
-clustered tasks, one entry per hidden constant (:class:`checks.evidence.ScalingEvidence`).  The sampled
+clustered tasks, one entry per hidden constant (:class:`checks.evidence.ScalingEvidence`), run on the sweep
+design of :mod:`checks.experiments.sweep_design` (several pools from the pool seed, common random numbers
+along sigma0, a replicate without a correctly routed round left out at that sigma0).  The sampled
 entries are decided by the run's error control (:mod:`checks.decide`).
 """
 
@@ -34,10 +36,13 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
-from moecl_verify.checks.scaling import fit_exponent
+from moecl_verify.checks.experiments.pools import POOL_SEED
+from moecl_verify.checks.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
+                                                           replicates_per_pool, sweep_pools)
+from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric.expert import min_norm_update
 from moecl_verify.numeric.gate import softmax
-from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
+from moecl_verify.numeric.chunks import Chunk, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched
 from moecl_verify.numeric.pool import make_clustered_pool, make_pool
 from moecl_verify.numeric.seeding import generator_for
@@ -175,25 +180,34 @@ def _lt_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
             "resid": np.where(correct, rep["resid"], -np.inf).max(axis=1)}
 
 
-def _lt_stats(ctx: Context, sigma0: float, c: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """M < N with K clusters: per replicate, the largest ||grad L_loc||_inf and ||w_{n_t} - w_{t-1}||_inf over
-    rounds t > T1 routed to an expert of the task's cluster; and how many replicates had such a round.
-    Chunked and cached through the run's chunk runner."""
+def lt_pool(k: int, sigma0: float):
+    """Pool k of the M < N sweep: the clustered pool of ``generator_for(POOL_SEED, "lemma12", "sweep pool", k)``,
+    whose base draws (centres and offsets) are the same at every sigma0, recombined as w_n = sigma0 c_k(n) +
+    sigma0^1.5 xi_n with signals v_n = w_n / sigma0 (common random numbers along the sweep)."""
     B = SIM_LT
-    pool = make_clustered_pool(generator_for(ctx.seed, "lemma12", "clustered"), N=B["N"], K=B["K"], d=B["d"],
+    return make_clustered_pool(generator_for(POOL_SEED, "lemma12", "sweep pool", k), N=B["N"], K=B["K"], d=B["d"],
                                sigma0=sigma0, signal_scale=1 / sigma0)
+
+
+def _lt_stats(ctx: Context, sigma0: float, c: float) -> list[dict]:
+    """M < N with K clusters, per pool of the sweep design: per replicate, the largest ||grad L_loc||_inf and
+    ||w_{n_t} - w_{t-1}||_inf over rounds t > T1 routed to an expert of the task's cluster (NaN: no such
+    round), paired across sigma0 (replicate keys without sigma0, fixed chunks of streamed draws)."""
+    B = SIM_LT
     cfg = MoEConfig(M=B["M"], eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25,
                     Gamma=c * sigma0**1.25)
     T = 2 * cfg.exploration_rounds
-    sizes = chunk_sizes(SIM_LT_REPLICATES[ctx.budget.name], bounded_chunk_size(T, B["d"], B["s"], cap=1000))
-    chunks = [Chunk(_lt_chunk, dict(pool=pool, cfg=cfg, size=size, T=T, seed=ctx.seed,
-                                    key=("lemma12", "lt", str(sigma0), str(c)), index=i), size=size)
-              for i, size in enumerate(sizes)]
-    parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(f"lemma12 sigma0={sigma0:g} c={c:g}", done, total))
-    grad = np.concatenate([p["grad"] for p in parts])
-    resid = np.concatenate([p["resid"] for p in parts])
-    has = np.isfinite(grad)
-    return grad[has], resid[has], int(has.sum())
+    R = replicates_per_pool(SIM_LT_REPLICATES[ctx.budget.name], ctx.budget.name)
+    out = []
+    for k in sweep_pools(ctx.budget.name):
+        chunks = [Chunk(_lt_chunk, dict(pool=lt_pool(k, sigma0), cfg=cfg, size=size, T=T, seed=ctx.seed,
+                                        key=replicate_key("lemma12", "lt", str(c), pool=k), index=i), size=size)
+                  for i, size in enumerate(chunk_sizes(R, SWEEP_CHUNK))]
+        parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(
+            f"lemma12 sigma0={sigma0:g} c={c:g} pool {k}", done, total))
+        stats = {name: np.concatenate([p[name] for p in parts]) for name in ("grad", "resid")}
+        out.append({name: np.where(np.isfinite(v), v, np.nan) for name, v in stats.items()})
+    return out
 
 
 def _l12(part: str, verdict: str, evidence: str, formula: str, form: str = "stated", kind: str = "symbolic identity",
@@ -279,12 +293,10 @@ def measure_lemma12(ctx: Context) -> list:
     # M < N: the bound and the proof's premise as scaling laws, one entry per hidden constant.
     for what, law_k, label in (("grad", 1.5, "statement.M<N"), ("resid", 1.5, "proof.M<N premise")):
         for c in CONSTANTS:
-            samples, counts = [], []
-            for s0 in SIGMA0:
-                g, r, n = ctx.shared(("lemma12", "lt", s0, c, ctx.budget.name, ctx.seed),
-                                     lambda s0=s0, c=c: _lt_stats(ctx, s0, c))
-                samples.append(g if what == "grad" else r)
-                counts.append(n)
+            by_sigma0 = [ctx.shared(("lemma12", "lt", s0, c, ctx.budget.name, ctx.seed),
+                                    lambda s0=s0, c=c: _lt_stats(ctx, s0, c)) for s0 in SIGMA0]
+            samples = [[pools[k][what] for pools in by_sigma0] for k in range(len(by_sigma0[0]))]
+            counts = [int(sum(np.isfinite(pool[what]).sum() for pool in pools)) for pools in by_sigma0]
             quantity = ("max over rounds t > T1 routed within the task's cluster of ||grad L_loc||_inf" if what == "grad"
                         else "max over the same rounds of ||w_{n_t} - w^(m_t)_{t-1}||_inf (the proof's 'O(sigma0^1.5)')")
             desc = (f"{quantity}, clustered tasks (N = {SIM_LT['N']}, K = {SIM_LT['K']}, M = {SIM_LT['M']}, "
@@ -297,19 +309,21 @@ def measure_lemma12(ctx: Context) -> list:
                        else r"\|w_{n_t}-w^{(m_t)}_{t-1}\|_\infty = O(\sigma_0^{1.5})")
             config = {"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
                       "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
-                      "replicates": SIM_LT_REPLICATES[ctx.budget.name]}
+                      "replicates": SIM_LT_REPLICATES[ctx.budget.name],
+                      **design_config(ctx.budget.name, SIM_LT_REPLICATES[ctx.budget.name])}
             if min(counts) < 2:
                 res = exact_result("lemma12", source, "scaling", config.pop("part"), "inconclusive",
                                    f"{desc}: too few replicates with a correctly routed round to fit an exponent. "
                                    + note, formula, **{k: v for k, v in config.items() if k != "features"})
                 out.append(res)
                 continue
-            fit = fit_exponent(list(SIGMA0), samples, generator_for(ctx.seed, "lemma12", what, str(c)),
-                               resamples=BOOTSTRAP)
+            fit = fit_exponent_pools(list(SIGMA0), samples, generator_for(ctx.seed, "lemma12", what, str(c)),
+                                     resamples=BOOTSTRAP)
             config["means"] = [{"sigma0": s, "mean": m} for s, m in zip(SIGMA0, fit.means)]
+            design = DESIGN_NOTE.format(pools=fit.pools, seed=POOL_SEED)
             out.append(ScalingEvidence(
                 claim_id="lemma12", source=source, config=config, formula=formula, what=desc, fit=fit, law="O",
-                exponent=law_k, tolerance=0.1, note=note))
+                exponent=law_k, tolerance=0.1, note=f"{note} {design}".strip()))
     return out
 
 
