@@ -24,10 +24,12 @@ How it is checked.  Exactly (integers and fractions; mpmath at 60 digits for exp
 M uniform independent sets cover all N tasks, P_all = sum_k (-1)^k C(N, k) (1 - k/N)^M
 (inclusion-exclusion), against each link of the chain, over N = 2..50 and M = N and M = ceil(c N ln N),
 c in {0.5, 1, 1.5, 2, 3}.  Under Algorithm 1 (N = 3, M in {6, 12}, Algorithm 1's scalings, sigma0 sweep
-0.4..0.025 with the same standard-normal pool (pool 0 of checks.experiments.sweep_design) scaled by sigma0 and the
-same draws at every sigma0, v_n = w_n / sigma0, two hidden
-constants), the expert sets at t = T1 (end of exploration): P(m in M_n) per task (step 1, z-tests of the
-per-replicate fraction; a :class:`checks.model.Measurement`), P(|M_n| = 0) against (1 - 1/N)^M (step 2,
+0.4..0.025 on the sweep design's pools (:mod:`checks.experiments.sweep_design`: several standard-normal pools
+from the pool seed, each scaled by sigma0, the same draws at every sigma0, v_n = w_n / sigma0; the budget's
+replicates shared among the pools), two hidden constants), the expert sets at t = T1 (end of exploration):
+P(m in M_n) per task and pool (step 1, z-tests of the per-replicate fraction, each pool on its own since the
+symmetry is a statement about one pool's tasks; a :class:`checks.model.Measurement`), and, pooled over the
+pools (a pooled rate below a bound puts some pool below it), P(|M_n| = 0) against (1 - 1/N)^M (step 2,
 exact one-sided binomial tests per sigma0 and task; :class:`checks.evidence.ProportionEvidence`, "at most"),
 and P(all non-empty) against the proof's bound (the statement; ``ProportionEvidence``, "at least" at every
 sigma0), with Wilson intervals and their trend in sigma0.  The simulated entries, one per (M, hidden
@@ -45,7 +47,8 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.experiments.sweep_design import SWEEP_CHUNK, sweep_pool
+from moecl_verify.checks.experiments.sweep_design import (SWEEP_CHUNK, design_config, replicate_key,
+                                                           replicates_per_pool, sweep_pool, sweep_pools)
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
@@ -177,16 +180,32 @@ def smallest_step3_counterexample() -> dict:
 
 
 def _sets_at_T1(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
-    """Expert sets (R, M) at t = T1 under Algorithm 1; the pool is one standard-normal draw scaled by sigma0."""
-    # Pool 0 of the sweep design and keys without sigma0: every sigma0 replays the same draws.
-    pool = sweep_pool("lemma11", 0, N=SIM["N"], d=SIM["d"], sigma0=sigma0)
+    """Expert sets (R, M) at t = T1 under Algorithm 1, on the sweep design's pools (each one standard-normal draw
+    from the pool seed, scaled by sigma0): the budget's replicates shared equally among the pools, pool k's
+    replicates in rows k R_k .. (k + 1) R_k - 1.  Keys without sigma0: every sigma0 replays the same draws."""
     cfg = MoEConfig(M=M, eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25)
-    run = simulate_moe(pool, cfg, R=REPLICATES[ctx.budget.name], T=cfg.exploration_rounds, s=SIM["s"],
-                       features=SIM["features"], sigma_t=SIM["sigma_t"], seed=ctx.seed,
-                       key=("lemma11", M, str(c)), chunk_size=SWEEP_CHUNK,
-                       progress=lambda done, total: ctx.progress(f"lemma11 M={M} sigma0={sigma0:g} c={c:g}", done, total),
-                       runner=ctx.runner)
-    return run.expert_sets
+    per_pool = replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name)
+    out = []
+    for k in sweep_pools(ctx.budget.name):
+        pool = sweep_pool("lemma11", k, N=SIM["N"], d=SIM["d"], sigma0=sigma0)
+        run = simulate_moe(pool, cfg, R=per_pool, T=cfg.exploration_rounds, s=SIM["s"], features=SIM["features"],
+                           sigma_t=SIM["sigma_t"], seed=ctx.seed, key=replicate_key("lemma11", str(M), str(c), pool=k),
+                           chunk_size=SWEEP_CHUNK,
+                           progress=lambda done, total: ctx.progress(
+                               f"lemma11 M={M} sigma0={sigma0:g} c={c:g} pool {k}", done, total),
+                           runner=ctx.runner)
+        out.append(run.expert_sets)
+    return np.concatenate(out)
+
+
+def by_pool(ctx: Context, S: np.ndarray) -> list[np.ndarray]:
+    """The rows of :func:`sets` split by pool (pool k's replicates are consecutive)."""
+    return np.split(S, len(sweep_pools(ctx.budget.name)))
+
+
+def replicates(ctx: Context) -> int:
+    """Replicates per sigma0, over all pools."""
+    return replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name) * len(sweep_pools(ctx.budget.name))
 
 
 def sets(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
@@ -246,7 +265,7 @@ def measure_statement(ctx: Context) -> list:
     # (b) Algorithm 1's sets against the proof's guarantee 1 - N e^{-M/N}: at every sigma0, P(all |M_n| >= 1)
     # >= the bound, one entry per (M, c); decide.py tests it under the run's error control.
     N = SIM["N"]
-    R = REPLICATES[ctx.budget.name]
+    R = replicates(ctx)
     for M in SIM_MS:
         bound = float(exp_bound(N, M))
         unif = float(p_all_uniform(N, M))
@@ -260,7 +279,7 @@ def measure_statement(ctx: Context) -> list:
                 claim_id="lemma11", source=SOURCE + " (Algorithm 1's expert sets)", kind="probability",
                 config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed,
-                        "round": "T1"},
+                        "round": "T1", **design_config(ctx.budget.name, REPLICATES[ctx.budget.name])},
                 formula=r"P(|\mathcal M_n|\ge 1\ \forall n) \ge 1 - N e^{-M/N}",
                 what=f"Algorithm 1, N = {N}, M = {M} (M / (N ln N) = {M / (N * math.log(N)):.2f}), hidden constant "
                 f"c = {c:g}, expert sets at t = T1, {R} replicates per sigma0: every |M_n| >= 1",
@@ -278,14 +297,19 @@ def measure_step1(ctx: Context) -> list:
         for c in CONSTANTS:
             tests = []
             for s0 in SIGMA0:
-                frac = _counts(sets(ctx, M, s0, c), N) / M  # per replicate: fraction of experts in each set
-                tests += [HorizonTest(f"sigma0={s0:g}, n={n}", stats.mean_test(frac[:, n], 1.0 / N)) for n in range(N)]
+                # "By symmetry" is a statement about one pool's tasks, so each pool is tested on its own: pooling
+                # would average asymmetries of opposite sign away.
+                for k, S in enumerate(by_pool(ctx, sets(ctx, M, s0, c))):
+                    frac = _counts(S, N) / M  # per replicate: fraction of experts in each set
+                    tests += [HorizonTest(f"sigma0={s0:g}, pool {k}, n={n}", stats.mean_test(frac[:, n], 1.0 / N))
+                              for n in range(N)]
             out.append(Measurement(
                 claim_id="lemma11.step1", source=SOURCE + ", step 1 ('by symmetry')", kind="probability",
                 form="stated",
                 config={"features": SIM["features"], "part": f"M = {M} c = {c:g}", **SIM, "M": M,
-                        "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": REPLICATES[ctx.budget.name],
-                        "seed": ctx.seed, "round": "T1"},
+                        "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": replicates(ctx),
+                        "seed": ctx.seed, "round": "T1",
+                        **design_config(ctx.budget.name, REPLICATES[ctx.budget.name])},
                 tests=tuple(tests), scale=1.0 / N, resolution=0.2,
                 formula=r"P(m\in\mathcal M_n) = 1/N",
                 horizon_name="case",
@@ -303,7 +327,7 @@ def measure_step2(ctx: Context) -> list:
                   r"P(|\mathcal M_n|\ge 1) \ge 1-(1-1/N)^M", kind="probability")]
     # Algorithm 1's sets: P(|M_n| = 0) <= (1 - 1/N)^M for every task n and sigma0, one entry per (M, c).
     N = SIM["N"]
-    R = REPLICATES[ctx.budget.name]
+    R = replicates(ctx)
     for M in SIM_MS:
         q = float(q_empty(N, M))
         for c in CONSTANTS:
