@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,8 +125,10 @@ def fit_exponent_pools(
     rng: np.random.Generator,
     level: float = 0.99,
     resamples: int = 2000,
+    quantile: float | None = None,
 ) -> ScalingFit:
-    """Fit log(mean y) = log C + k log(sigma0) on a sweep run over several pools with common random numbers.
+    """Fit log(mean y) = log C + k log(sigma0) on a sweep run over several pools with common random numbers
+    (or log of the ``quantile``-quantile of y, over every pool's replicates).
 
     ``samples[p][j]`` holds pool p's replicate values at ``sigma0[j]``, the same number R of replicates for
     every pool and sigma0, replicate r being paired across sigma0 (the same draws,
@@ -151,7 +154,15 @@ def fit_exponent_pools(
     finite = np.isfinite(Y)
     if np.any(finite.sum(axis=(0, 1)) < 2):
         raise ValueError("each sigma0 needs >= 2 finite values")
-    means = np.nanmean(Y.reshape(-1, J), axis=0)
+    def stat(values: np.ndarray, axis: int) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            if quantile is None:
+                return np.nanmean(values, axis=axis)
+            return np.nanquantile(values, quantile, axis=axis)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices give NaN, handled below
+        means = stat(Y.reshape(-1, J), 0)
     if np.any(means <= 0):
         raise ValueError("the fitted statistic must be positive at every sigma0")
     R = Y.shape[1]
@@ -162,8 +173,9 @@ def fit_exponent_pools(
         pools = rng.integers(0, K, (stop - start, K))
         reps = rng.integers(0, R, (stop - start, K, R))
         drawn = Y[pools[:, :, None], reps]  # (b, K, R, J)
-        with np.errstate(invalid="ignore"):
-            boot_means[start:stop] = np.nanmean(drawn.reshape(stop - start, K * R, J), axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            boot_means[start:stop] = stat(drawn.reshape(stop - start, K * R, J), 1)
     # A resample whose every drawn value at a sigma0 is NaN has no mean there; it carries no slope.
     usable = np.all(np.isfinite(boot_means) & (boot_means > 0), axis=1)
     return _fit(sigma0, means, boot_means[usable], level, replicates=int(finite.sum(axis=(0, 1)).min()), pools=K)

@@ -11,7 +11,9 @@ their verdicts with :func:`checks.scaling.reconcile_entries`), over the geometri
 on purpose: above sigma0 ~ 0.1 the local loss (Delta ~ d sigma0^2) outweighs
 the auxiliary loss (~ alpha M / t) during exploration, which the proofs assume
 away, and the fitted exponents there describe that transient, not the
-asymptotics the lemmas state.  The per-round gate state comes from
+asymptotics the lemmas state.  Runs follow the sweep design of :mod:`checks.experiments.sweep_design`:
+several pools from the pool seed, each one base pool scaled to every sigma0, the budget's replicates shared
+among them, and the same replicate draws at every sigma0.  The per-round gate state comes from
 :mod:`numeric.gate_trace` (same draws and trajectories as numeric.moe).  Every
 ambiguity resolved is in ``INTERPRETATIONS`` (all five lemmas) and ``SIGNAL_INTERPRETATIONS``
 (Lemmas 1 and 7, which also read the noise level and the feature signal).
@@ -22,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.experiments.sweep_design import sweep_pool
+from moecl_verify.checks.experiments.sweep_design import replicate_key, replicates_per_pool, sweep_pool, sweep_pools
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.chunks import Chunk
 from moecl_verify.numeric.gate_trace import GateTrace, run_gate_trace
@@ -50,7 +52,8 @@ INTERPRETATIONS = (
         issue="The lemmas are asymptotic in sigma0 with unstated constants; at the paper's sigma0 = 0.4 the local "
         "loss dominates the auxiliary loss during exploration, contrary to the proofs' premise.",
         choice="sigma0 in {0.05, 0.025, 0.0125, 0.00625, 0.003125}, eta = alpha = c sigma0^0.5, lambda = Gamma = "
-        "c sigma0^1.25, c in {1, 0.5}, T1 = ceil(M / eta), T = 2 T1, v_n = w_n / sigma0 (one pool: v_n fixed, "
+        "c sigma0^1.25, c in {1, 0.5}, T1 = ceil(M / eta), T = 2 T1, v_n = w_n / sigma0 (the sweep design's pools: "
+        "each v_n fixed, "
         "w_n = sigma0 v_n across the sweep), N = 3, M = 6, d = 10, s = 6.",
     ),
     Interpretation(
@@ -157,10 +160,16 @@ def config_for(sigma0: float, c: float, aux_factor: str = "1/t") -> MoEConfig:
                      Gamma=c * sigma0**1.25, aux_factor=aux_factor)
 
 
-def pool_for(seed: int, sigma0: float) -> TaskPool:
-    """One pool for the whole sweep: v_n = Z_n fixed, w_n = sigma0 Z_n (Z ~ N(0, I_d)), pool 0 of the sweep
-    design (drawn from the pool seed, so ``seed``, the replicate seed, does not move it)."""
-    return sweep_pool("exploration", 0, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
+def pool_for(k: int, sigma0: float) -> TaskPool:
+    """Pool k of the sweep: v_n = Z_n fixed, w_n = sigma0 Z_n (Z ~ N(0, I_d)), drawn from the pool seed (so the
+    replicate seed does not move it), the same base pool at every sigma0."""
+    return sweep_pool("exploration", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
+
+
+def split_pools(values: np.ndarray, budget: str) -> list[np.ndarray]:
+    """Per-replicate values of :func:`simulate` split by pool (pool k's replicates are consecutive, the same
+    replicates at every sigma0)."""
+    return np.split(np.asarray(values), len(sweep_pools(budget)))
 
 
 def summarize(trace: GateTrace, pool: TaskPool, cfg: MoEConfig, sigma0: float, pick_rng: np.random.Generator) -> dict:
@@ -250,23 +259,25 @@ def simulate(ctx: Context, sigma0: float, c: float, reading: str = "fixed", aux_
 
     def compute() -> dict:
         cfg = config_for(sigma0, c, aux_factor)
-        pool = pool_for(ctx.seed, sigma0)
         T1 = cfg.exploration_rounds
         # Lemma 8's sensitivity run only needs the exploration phase.
         T = HORIZON * T1 if aux_factor == "1/t" else T1
-        R = REPLICATES[budget]
-        # Keyed without sigma0: every sigma0 replays the same draws (common random numbers, sweep_design).
-        key = ("exploration", reading, aux_factor, str(c))
-        chunks = [
-            Chunk(exploration_chunk, dict(pool=pool, cfg=cfg, size=min(CHUNK, R - start), T=T,
-                                          sigma_t=sigma_t_for(reading, sigma0), sigma0=sigma0, seed=ctx.seed,
-                                          key=key, index=i),
-                  size=min(CHUNK, R - start))
-            for i, start in enumerate(range(0, R, CHUNK))
-        ]
+        R = replicates_per_pool(REPLICATES[budget], budget)
+        chunks = []
+        for k in sweep_pools(budget):
+            # Keyed without sigma0: every sigma0 replays the same draws (common random numbers, sweep_design).
+            key = replicate_key("exploration", reading, aux_factor, str(c), pool=k)
+            chunks += [
+                Chunk(exploration_chunk, dict(pool=pool_for(k, sigma0), cfg=cfg, size=min(CHUNK, R - start), T=T,
+                                              sigma_t=sigma_t_for(reading, sigma0), sigma0=sigma0, seed=ctx.seed,
+                                              key=key, index=i),
+                      size=min(CHUNK, R - start))
+                for i, start in enumerate(range(0, R, CHUNK))
+            ]
         label = f"exploration {reading} {aux_factor} sigma0={sigma0:g} c={c:g}"
         parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
         joined = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        joined["pool"] = np.repeat(np.arange(len(sweep_pools(budget))), R)
         joined["T1"], joined["T"] = T1, T
         return joined
 

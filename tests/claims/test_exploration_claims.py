@@ -42,12 +42,12 @@ def test_batched_fit_recovers_manufactured_exponents():
     rng = np.random.default_rng(1)
     # y = 3 sigma0^0.75 times a unit-mean factor: mean exponent 0.75.
     samples = [3 * s**0.75 * rng.exponential(1.0, 400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"))
+    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"), "smoke")  # 4 pools of 100
     assert fit.low < 0.75 < fit.high and fit.high - fit.low < 0.2
     assert decide_scaling(fit, "O", 1.0)[0] == "refuted"
     # 90% quantiles of U(0, sigma0^-0.25) scale like sigma0^-0.25, whatever the mean does.
     samples = [s**-0.25 * rng.random(400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), q=0.9)
+    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), "smoke", q=0.9)
     assert fit.low < -0.25 < fit.high
     assert fit.means[0] == pytest.approx(np.quantile(samples[0], 0.9))
 
@@ -192,7 +192,10 @@ def test_probability_entry_tests_the_smallest_sigma0_against_the_calibration():
 
 
 def test_derived_sign_probability_is_a_score_test_of_the_fraction():
-    p = lemma7.wrong_sign_probability(sweep.pool_for(CTX.seed, sweep.SIGMA0[0]).V, sweep.SIGMA_T)
+    # The sweep's pools have their own signals and equal shares of the replicates: the expected pooled fraction
+    # is the average of each pool's probability.
+    p = float(np.mean([lemma7.wrong_sign_probability(sweep.pool_for(k, sweep.SIGMA0[0]).V, sweep.SIGMA_T)
+                       for k in range(4)]))
     n = 100_000
     m = lemma7.derived_sign_probability(CTX, round(p * n), n)
     assert isinstance(m, Measurement) and m.form == "derived" and m.config["part"] == lemma7.DERIVED_PART
@@ -233,7 +236,7 @@ def _counts(wrong_share, rounds=20_000, replicates=200):
 
 
 def test_one_minus_o1_sign_entry_is_vanishing_evidence_with_the_bootstrap_failure_exponent():
-    V = sweep.pool_for(CTX.seed, sweep.SIGMA0[0]).V
+    V = sweep.pool_for(0, sweep.SIGMA0[0]).V
     counts = _counts(lambda s0: 2 * s0)  # failure probability 0.1 ... 0.00625: exponent 1
     ev = lemma7.vanishing_sign_entry(CTX, "routed_own", counts, V)
     assert isinstance(ev, ProportionEvidence) and ev.claim == "vanishing" and ev.unit == "rounds"

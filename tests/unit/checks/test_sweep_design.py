@@ -88,3 +88,16 @@ def test_pooled_fit_skips_undefined_replicates():
 def test_pooled_fit_refuses_bad_designs(bad, match):
     with pytest.raises(ValueError, match=match):
         fit_exponent_pools(SIGMA0, bad, generator_for(0, "t"))
+
+
+def test_pooled_quantile_fit_is_the_quantile_over_every_pools_replicates():
+    # y = sigma0^2 u with u uniform on (0, 1): the 0.9-quantile is 0.9 sigma0^2 up to sampling, exponent 2.
+    rng = np.random.default_rng(3)
+    u = [rng.random(400) for _ in range(3)]
+    samples = [[s0**2 * pool_u for s0 in SIGMA0] for pool_u in u]
+    fit = fit_exponent_pools(SIGMA0, samples, generator_for(0, "q"), resamples=300, quantile=0.9)
+    assert fit.exponent == pytest.approx(2.0, abs=1e-9)  # every replicate scales alike: the slope is exact
+    everything = np.concatenate(u)
+    assert fit.means[0] == pytest.approx(SIGMA0[0] ** 2 * np.quantile(everything, 0.9))
+    mean_fit = fit_exponent_pools(SIGMA0, samples, generator_for(0, "q"), resamples=300)
+    assert mean_fit.means[0] == pytest.approx(SIGMA0[0] ** 2 * everything.mean())
