@@ -46,10 +46,12 @@ import numpy as np
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.gate_training import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
-from moecl_verify.checks.experiments.sweep_design import SWEEP_CHUNK, sweep_pool
+from moecl_verify.checks.experiments.pools import POOL_SEED
+from moecl_verify.checks.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
+                                                           replicates_per_pool, sweep_pool, sweep_pools)
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
-from moecl_verify.checks.scaling import fit_exponent
+from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric import phase_trace as pt
 from moecl_verify.numeric.chunks import Chunk, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
@@ -115,10 +117,15 @@ def t1_round(sigma0: float, c: float) -> int:
     return int(math.ceil(BASE["M"] / (c * sigma0**0.5 * sigma0**0.25)))
 
 
-def _pool(ctx: Context, sigma0: float) -> TaskPool:
-    # Pool 0 of prop2's sweep (v_n = w_n / sigma0 so that ||v_n||_inf = O(1), Section 3.2): one base pool
+def _pool(k: int, sigma0: float) -> TaskPool:
+    # Pool k of prop2's sweep (v_n = w_n / sigma0 so that ||v_n||_inf = O(1), Section 3.2): one base pool
     # scaled to each sigma0, drawn from the pool seed, so only sigma0 changes along the sweep.
-    return sweep_pool("prop2", 0, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
+    return sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
+
+
+def split_pools(values: np.ndarray, budget: str) -> list[np.ndarray]:
+    """Per-replicate values of a summary split by pool (pool k's replicates are consecutive)."""
+    return np.split(np.asarray(values), len(sweep_pools(budget)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +140,7 @@ class Algorithm1Summary:
     median_relative_move: float  # median squared move in rounds T1+2..T / mean ||w_n||^2
     routing: FrozenRouting
     p_value: np.ndarray  # chi-square p of uniform routing within the sets (NaN: nothing testable)
+    pool: np.ndarray  # the sweep pool of each replicate
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,6 +160,7 @@ class PhaseSummary:
     theta_gap_t1: np.ndarray
     pi_gap_between: np.ndarray  # eq. (38), largest over the phase
     grad_gap: np.ndarray  # Lemma 14, largest over the phase
+    pool: np.ndarray  # the sweep pool of each replicate
 
 
 _ROUTING_FIELDS = ("T2", "any_outside", "outside_share", "chi2", "df", "within_gap", "between_gap", "empty_sets")
@@ -186,44 +195,49 @@ def _phase_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
             "grad_gap": pt.grad_gap_max(tr)}
 
 
-def _run_chunks(ctx: Context, fn, pool: TaskPool, cfg: MoEConfig, R: int, T: int, key: tuple, label: str) -> dict:
-    """Per-replicate arrays of R replicates, in the sweep's fixed chunks (so every sigma0 replays the same
-    draws, :mod:`checks.experiments.sweep_design`), computed or read from the results cache by the run's chunk
-    runner."""
-    sizes = chunk_sizes(R, SWEEP_CHUNK)
-    chunks = [Chunk(fn, dict(pool=pool, cfg=cfg, size=size, T=T, seed=ctx.seed, key=key, index=i), size=size)
-              for i, size in enumerate(sizes)]
+def _run_chunks(ctx: Context, fn, sigma0: float, cfg: MoEConfig, R: int, T: int, key: tuple, label: str) -> dict:
+    """Per-replicate arrays of R replicates shared among the sweep's pools (:mod:`checks.experiments.sweep_design`),
+    pool k's in consecutive rows, each pool in the sweep's fixed chunks keyed without sigma0 (so every sigma0 replays
+    the same draws), computed or read from the results cache by the run's chunk runner; ``pool`` holds each
+    replicate's pool."""
+    per_pool = replicates_per_pool(R, ctx.budget.name)
+    chunks = []
+    for k in sweep_pools(ctx.budget.name):
+        chunks += [Chunk(fn, dict(pool=_pool(k, sigma0), cfg=cfg, size=size, T=T, seed=ctx.seed,
+                                  key=replicate_key(*key, pool=k), index=i), size=size)
+                   for i, size in enumerate(chunk_sizes(per_pool, SWEEP_CHUNK))]
     parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    out["pool"] = np.repeat(np.arange(len(sweep_pools(ctx.budget.name))), per_pool)
+    return out
 
 
 def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
     """Algorithm 1 with early termination, T = T1 + POST_T1, summarized (shared by prop1 and prop3)."""
 
     def compute():
-        pool = _pool(ctx, sigma0)
         cfg = config(sigma0, c, termination=True)
         T = cfg.exploration_rounds + POST_T1
-        a = _run_chunks(ctx, _algorithm1_chunk, pool, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
+        a = _run_chunks(ctx, _algorithm1_chunk, sigma0, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
                         ("router_phase", "algorithm1", str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
         routing = FrozenRouting(**{name: a[f"routing.{name}"] for name in _ROUTING_FIELDS})
         p = np.array([stats.chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
         return Algorithm1Summary(
             T1=cfg.exploration_rounds, stable=a["stable"], routed_single=a["routed_single"], unchanged=a["unchanged"],
             moved_share=a["moved_share"], median_relative_move=float(np.median(a["post_steps"])),
-            routing=routing, p_value=p)
+            routing=routing, p_value=p, pool=a["pool"])
 
     return ctx.shared(("router_phase", "algorithm1", sigma0, c, ctx.seed, ctx.budget.name), compute)
 
 
 def phase(ctx: Context, sigma0: float, c: float) -> PhaseSummary:
-    """No termination, T = t1, on prop2's pool 0 with common random numbers along the sweep, traced per round
+    """No termination, T = t1, on prop2's sweep pools with common random numbers along the sweep, traced per round
     and summarized (shared by prop1 and Lemmas 13-15)."""
 
     def compute():
         cfg = config(sigma0, c, termination=False)
         T = t1_round(sigma0, c)
-        a = _run_chunks(ctx, _phase_chunk, _pool(ctx, sigma0), cfg, PHASE_REPLICATES[ctx.budget.name], T,
+        a = _run_chunks(ctx, _phase_chunk, sigma0, cfg, PHASE_REPLICATES[ctx.budget.name], T,
                         ("router_phase", "phase", str(c)), f"router phase sigma0={sigma0:g} c={c:g}")
         return PhaseSummary(T1=cfg.exploration_rounds, t1=T, **a)
 
@@ -303,15 +317,19 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
                   extra: dict | None = None, note: str = "") -> ScalingEvidence:
     """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden
     constant c."""
-    clean = [np.asarray(s, dtype=float)[np.isfinite(s)] for s in samples]
-    fit = fit_exponent(list(SWEEP), clean, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)))
+    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.budget.name) for x in samples]
+    per_pool = [[parts[p] for parts in by_pool] for p in range(len(by_pool[0]))]
+    # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
+    fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)))
+    used = [int(np.isfinite(np.asarray(x, dtype=float)).sum()) for x in samples]
     return ScalingEvidence(
         claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-                "seed": ctx.seed,
-                "means": [{"sigma0": s0, "mean": m, "used_replicates": int(x.size)}
-                          for s0, m, x in zip(SWEEP, fit.means, clean)], **(extra or {})},
-        what=f"{what} (hidden constant c = {c:g})", formula=formula, note=note,
+                "seed": ctx.seed, **design_config(ctx.budget.name, len(samples[0])),
+                "means": [{"sigma0": s0, "mean": m, "used_replicates": n}
+                          for s0, m, n in zip(SWEEP, fit.means, used)], **(extra or {})},
+        what=f"{what} (hidden constant c = {c:g})", formula=formula,
+        note=f"{note} {DESIGN_NOTE.format(pools=fit.pools, seed=POOL_SEED)}".strip(),
     )
 
 
