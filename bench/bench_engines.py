@@ -6,7 +6,8 @@ Run from the repository root:
 
 For each model (the single expert with features gaussian, definition1 and gaussian_complement at d=10,
 s=6, N=6; Algorithm 1 at M=10, N=6, d=10, s=6, definition1, eta=alpha=0.5, lambda=0.3,
-Gamma=sigma0^1.25, a clustered pool with K=3, sigma0=0.4) and engine (numpy, numba), in one run:
+Gamma=sigma0^1.25, a clustered pool with K=3, sigma0=0.4, and the same with loss-free bias balancing at
+u = 0.1 lambda, ``moe-bias``, and with top-2 routing, ``moe-top2``) and engine (numpy, numba), in one run:
 
 * sim: the cost per replicate-round of the whole simulation, ``simulate_single_expert`` /
   ``simulate_moe`` through their chunks (in this process), draws included;
@@ -28,6 +29,7 @@ reported separately.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -130,6 +132,63 @@ def plain_moe(pool, draws, cfg: MoEConfig) -> np.ndarray:
     return out
 
 
+def plain_moe_variant(pool, draws, cfg: MoEConfig) -> np.ndarray:
+    """Generalization G_t of Algorithm 1 with a routing bias (``balance="bias"``, load since round 1) or top-k
+    routing, by a plain per-replicate loop: the routed set by a stable sort of the scores, each routed expert's
+    eq. 5 step, the served model sum_{m in S} g_m w^(m) (g the softmax of h on S) and its errors by the sums
+    of :func:`numeric.moe.run_moe_batched`, the softmax-chain gradient, termination, the bias step."""
+    W = pool.W
+    R, T = draws.tasks.shape
+    Mx, T1, k = cfg.M, cfg.exploration_rounds, cfg.top_k
+    norms = (W * W).sum(axis=1)
+    out = np.empty((R, T))
+    for r in range(R):
+        theta = np.zeros((Mx, pool.d))
+        w = np.zeros((Mx, pool.d))
+        counts = np.zeros(Mx)
+        bias = np.zeros(Mx)
+        pgg, pgn, pnn = np.zeros((Mx, Mx)), np.zeros((Mx, pool.N)), 0.0
+        marks = np.zeros(Mx, dtype=bool)
+        frozen = False
+        for j in range(T):
+            t = j + 1
+            n = draws.tasks[r, j]
+            X = draws.X[r, j]
+            xbar = X.sum(axis=1)
+            h = theta @ xbar
+            S = np.argsort(-(h + bias + cfg.lam * draws.noise[r, j]), kind="stable")[:k]
+            z = np.exp(h - h.max())
+            pi = z / z.sum()
+            dL = np.zeros(Mx)
+            for m in S:
+                old = w[m].copy()
+                w[m] = old + X @ np.linalg.solve(X.T @ X, X.T @ W[n] - X.T @ old)
+                dL[m] = float(((w[m] - old) ** 2).sum())
+                counts[m] += 1.0
+            zS = np.exp(h[S] - h[S].max())
+            g = zS / zS.sum()
+            u = g @ w[S] - W[n]
+            past = (pgg * (w @ w.T)).sum() - 2.0 * (pgn * (w @ W.T)).sum() + pnn
+            out[r, j] = (past + u @ u) / t
+            pgg[np.ix_(S, S)] += np.outer(g, g)
+            pgn[S, n] += g
+            pnn += norms[n]
+            if frozen:
+                continue
+            if cfg.termination and t > T1:
+                marks |= np.abs(h - h[S[0]]) <= cfg.Gamma
+                if marks.all():
+                    frozen = True
+                    continue
+            if cfg.balance == "aux":
+                dL[S] += cfg.alpha * Mx * counts[S] / (k * t) / t
+            coef = pi * dL
+            theta -= cfg.eta * (coef - pi * coef.sum())[:, None] * xbar[None, :]
+            if cfg.balance == "bias":
+                bias += cfg.bias_rate * np.sign(1.0 / Mx - counts / (k * t))
+    return out
+
+
 # --- one model ----------------------------------------------------------------------------------------------
 
 def measure(name: str, args, simulate, streams, plain, engine_run) -> dict:
@@ -176,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="timing repeats; the minimum is kept")
     parser.add_argument("--plain-R", type=int, default=3, help="replicates the plain loop is timed on")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--models", default="single-gaussian,single-definition1,single-gaussian_complement,moe",
+    parser.add_argument("--models", default="single-gaussian,single-definition1,single-gaussian_complement,moe,"
+                                            "moe-bias,moe-top2",
                         help="comma-separated subset of the models")
     parser.add_argument("--json", type=Path, default=None, help="write the numbers to this JSON file")
     args = parser.parse_args(argv)
@@ -214,19 +274,25 @@ def main(argv: list[str] | None = None) -> int:
             plain=lambda draws: plain_single(single_pool, draws, complement),
             engine_run=lambda stream, engine: run_batched(single_pool, stream, engine=engine).generalization,
         ))
-    if "moe" in wanted:
-        pool = make_clustered_pool(generator_for(args.seed, "bench-engines", "moe-pool"), N=N, K=3, d=D,
-                                   sigma0=SIGMA0)
-        cfg = MoEConfig(M=M, eta=0.5, alpha=0.5, lam=0.3, Gamma=SIGMA0**1.25)
+    pool = make_clustered_pool(generator_for(args.seed, "bench-engines", "moe-pool"), N=N, K=3, d=D, sigma0=SIGMA0)
+    paper = MoEConfig(M=M, eta=0.5, alpha=0.5, lam=0.3, Gamma=SIGMA0**1.25)
+    # Algorithm 1 as the paper runs it, with loss-free bias balancing (u = 0.1 lambda), and with top-2 routing.
+    moe_models = {"moe": (paper, plain_moe),
+                  "moe-bias": (dataclasses.replace(paper, balance="bias", bias_rate=0.1 * paper.lam), plain_moe_variant),
+                  "moe-top2": (dataclasses.replace(paper, top_k=2), plain_moe_variant)}
+    for name, (cfg, plain) in moe_models.items():
+        if name not in wanted:
+            continue
         common = dict(T=args.T, s=S, features="definition1", sigma_t=0.1, beta_max=1.0, seed=args.seed,
                       key=("bench-engines", "moe"))
         rows.append(measure(
-            "moe", args,
-            simulate=lambda engine: simulate_moe(pool, cfg, R=args.R, chunk_size=args.chunk, engine=engine, **common),
-            streams=lambda: [stream_moe_chunk(pool, M=M, size=size, index=i, **common)
-                             for i, size in enumerate(chunk_sizes(args.R, args.chunk))],
-            plain=lambda draws: plain_moe(pool, draws, cfg),
-            engine_run=lambda stream, engine: run_moe_batched(pool, stream, cfg, engine=engine).generalization,
+            name, args,
+            simulate=lambda engine, cfg=cfg, common=common: simulate_moe(pool, cfg, R=args.R, chunk_size=args.chunk,
+                                                                         engine=engine, **common),
+            streams=lambda common=common: [stream_moe_chunk(pool, M=M, size=size, index=i, **common)
+                                           for i, size in enumerate(chunk_sizes(args.R, args.chunk))],
+            plain=lambda draws, cfg=cfg, plain=plain: plain(pool, draws, cfg),
+            engine_run=lambda stream, engine, cfg=cfg: run_moe_batched(pool, stream, cfg, engine=engine).generalization,
         ))
 
     print()

@@ -11,7 +11,9 @@ the same :class:`numeric.moe.MoEDraws` with a per-round observer that records th
 Same draws, same trajectory: a claim's chunk draws with
 :func:`numeric.moe.draw_moe_chunk`, exactly as :func:`numeric.moe.simulate_moe`
 does, so a trace and a ``MoERun`` of the same ``(seed, key, chunk_size)``
-describe the same replicates (tested).
+describe the same replicates: bit for bit with the numpy engine (a trace is the numpy engine with an
+observer; tested), up to rounding with the compiled one (which parts from it over long runs without
+termination, see :mod:`numeric.kernels`).
 
 Only the learned router is traced (the lemmas are about it).
 """

@@ -17,6 +17,16 @@ reference they are tested against, in ``tests/unit/numeric/test_kernels.py``):
   non-sticky marks, ``aux_factor`` "1/t" or "t".  F_t and G_t keep run_moe_batched's pair counts
   (rounds with (m_tau, n_tau) = (m, n)) and, per expert, ``S_m = sum_n pair_counts[m, n] err[m, n]``,
   recomputed for the routed expert only (the others' models and counts did not move): O(N + M) a round.
+  And the variants of :class:`numeric.moe.MoEConfig`, as run_moe_batched computes them:
+  ``balance="none"`` and ``"bias"`` (the gradient by the softmax chain of
+  :func:`numeric.gate.softmax_chain_gradient`; the routing bias in the choice only, its step
+  ``b += u sign(1/M - load)`` where the gate is live, the load since round 1 or over a window of rounds);
+  ``top_k >= 2`` (the routed set by descending score, ties to the smaller index; every member's eq. 5 step
+  on one basis of X_t; the served model ``sum_{m in S} g_m w^(m)`` with the renormalised softmax weights,
+  its errors by run_moe_batched's sums over past rounds, PGG, PGN and PNN, against the current models'
+  inner products, updated for the routed experts only); ``router="oracle"`` (the task's set, the largest
+  noise; no gate); ``record_rounds`` (per round: gate outputs before the update, cumulative loads, eq. 11
+  sets after the update, routed sets, routing bias).  Only an observer needs the numpy engine.
 
 Layout.  A kernel advances ``LANES`` replicates together (a group of lanes), round by round through the
 block, with every per-replicate quantity stored lane-innermost (e.g. the round's features as Q[c, i, lane]),
@@ -31,6 +41,9 @@ projection is then onto the span of the columns, the same minimum-norm step as n
 fallback.  The numbers differ from the numpy engine's (LU of the Gram matrix by LAPACK) by rounding only;
 but without termination Algorithm 1's gate amplifies rounding (about tenfold per 30 rounds at eta = 0.5),
 so over long horizons the two engines' trajectories part (equally valid, not the same replicates).
+Where the exact dynamics tie or vanish, rounding decides instead: with top_k = M every expert steps alike
+and the gate's gradient is zero up to rounding; experts routed together with lambda = 0 keep equal gates,
+an exact tie the kernel keeps and numpy's einsum may break.
 
 Compiled with ``@numba.njit(cache=True)``, no fastmath, no parallel (chunks already run in separate
 processes), ``error_model="numpy"`` (IEEE division, no zero-division checks in the loops): the result is
@@ -54,6 +67,10 @@ ENGINES = ("numba", "numpy")
 # loops that the compiler vectorizes).  Each replicate's arithmetic is the same whatever its lane: the
 # results do not depend on it.
 LANES = 32
+
+# MoEConfig.balance as the kernel's code (a compile-time constant in it).
+BALANCE_CODES = {"aux": 0, "none": 1, "bias": 2}
+_AUX, _BIAS = BALANCE_CODES["aux"], BALANCE_CODES["bias"]
 
 # Relative residual below which a column counts as dependent on the previous ones (on squared norms).
 _DEPENDENT = 1e-20
@@ -317,9 +334,378 @@ def _flags_lanes(h, mt, nq, Gamma, sticky, mk, fz, frd, t, ref, allm):
 
 
 @_jit
-def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T1, sticky, after_update,
-               aux_is_t, lanes, theta, w, counts, pair_counts, expert_past, past_self_error, marks, frozen,
-               freeze_round, theta_max, chosen, model_error, forgetting, generalization):
+def _coef_lanes(Q, nq, a, coef, inv):
+    """coef[c, q] <- (u_c . a[:, q]) inv[c, q] on a basis :func:`_basis_lanes` has already made (the same
+    operations as its own coefficients): the projection of a further vector onto the same span.  The other
+    experts of a top-k set step on the same X_t, so its basis is built once a round."""
+    k = Q.shape[0]
+    d = Q.shape[1]
+    for c in range(k):
+        for q in range(nq):
+            coef[c, q] = 0.0
+        for i in range(d):
+            for q in range(nq):
+                coef[c, q] += Q[c, i, q] * a[i, q]
+        for q in range(nq):
+            coef[c, q] *= inv[c, q]
+
+
+@_jit
+def _gate_outputs_lanes(thg, xb, nq, h):
+    """Gate outputs h_m = theta_m^T xbar (eq. 1), lane by lane."""
+    M = thg.shape[0]
+    d = thg.shape[1]
+    for m in range(M):
+        for q in range(nq):
+            h[m, q] = thg[m, 0, q] * xb[0, q]
+        for i in range(1, d):
+            for q in range(nq):
+                h[m, q] += thg[m, i, q] * xb[i, q]
+
+
+@_jit
+def _route_top1(sc, U, lam, nq, mt, best):
+    """Top-1 routing argmax_m (sc_m + lambda U_m) (eq. 1; sc = h, or h + b with the routing bias), ties to
+    the smaller index (np.argmax)."""
+    M = sc.shape[0]
+    for q in range(nq):
+        best[q] = sc[0, q] + lam * U[0, q]
+        mt[q] = 0
+    for m in range(1, M):
+        for q in range(nq):
+            score = sc[m, q] + lam * U[m, q]
+            better = score > best[q]
+            best[q] = score if better else best[q]
+            mt[q] = m if better else mt[q]
+
+
+@_jit
+def _route_top_k(sc, U, lam, nq, S, score):
+    """MoEConfig.top_k: S[:, q] <- the k experts of largest sc_m + lambda U_m, largest first, ties to the
+    smaller index and NaN last (the order of numpy's stable argsort of the negated scores)."""
+    k = S.shape[0]
+    M = sc.shape[0]
+    for q in range(nq):
+        for m in range(M):
+            score[m] = sc[m, q] + lam * U[m, q]
+        for s in range(k):
+            pick = -1
+            top = 0.0
+            for m in range(M):
+                taken = False
+                for p in range(s):
+                    taken = taken or S[p, q] == m
+                v = score[m]
+                if not taken and (pick < 0 or v > top or (top != top and v == v)):
+                    pick = m
+                    top = v
+            S[s, q] = pick
+
+
+@_jit
+def _route_oracle(U, mask, ng, nq, mt):
+    """MoEConfig(router="oracle"): the expert of oracle_sets[n_t] with the largest U_m, ties to the smaller
+    index (np.argmax of U on the task's set, -inf elsewhere)."""
+    M = U.shape[0]
+    for q in range(nq):
+        n = ng[q]
+        top = U[0, q] if mask[n, 0] else -math.inf
+        pick = 0
+        for m in range(1, M):
+            v = U[m, q] if mask[n, m] else -math.inf
+            if v > top:
+                top = v
+                pick = m
+        mt[q] = pick
+
+
+@_jit
+def _expert_step(Q, nq, first, mt, r0, w, tg, wn, ag, coef, sq, inv, acc, nrm, delta, counts):
+    """Eq. 5 for expert mt[q] of each lane, w <- w + P_X (w_n - w), in place in w (R, M, d); wn[:, q] <- the
+    new model, delta[q] <- Delta = ||w_t - w_{t-1}||^2 (eq. 6), counts += 1.  ``first``: orthogonalise the
+    round's columns Q in place (the round's first routed expert), else reuse the basis built for it."""
+    d = Q.shape[1]
+    for q in range(nq):
+        r = r0 + q
+        m = mt[q]
+        for i in range(d):
+            wn[i, q] = w[r, m, i]
+            ag[i, q] = tg[i, q] - w[r, m, i]
+    if first:
+        _basis_lanes(Q, nq, ag, coef, sq, inv, acc, nrm)
+    else:
+        _coef_lanes(Q, nq, ag, coef, inv)
+    _add_projection(Q, nq, coef, wn)
+    # (w and counts are read and written in place: only the routed experts move.)
+    for q in range(nq):
+        r = r0 + q
+        m = mt[q]
+        dl = 0.0
+        for i in range(d):
+            step = wn[i, q] - w[r, m, i]
+            dl += step * step
+            w[r, m, i] = wn[i, q]
+        delta[q] = dl
+        counts[r, m] += 1.0
+
+
+@_jit
+def _errors_top1(wn, W, ng, mt, r0, nq, pair_counts, Sg, pcr, acc, srt, cur, past):
+    """E_t, F_t, G_t's sums with top-1 routing (eq. 14-16): cur[q] <- ||w^(m_t) - w_{n_t}||^2, past[q] <-
+    sum_{tau < t} ||w^(m_tau) - w_{n_tau}||^2 at the current models, by run_moe_batched's pair counts
+    (rounds with (m_tau, n_tau) = (m, n)) and S_m = sum_n pair_counts[m, n] err[m, n], recomputed for the
+    routed expert only (the others' models and counts did not move); then round t joins the counts."""
+    N = W.shape[0]
+    M = Sg.shape[0]
+    for q in range(nq):
+        r = r0 + q
+        m = mt[q]
+        for n in range(N):
+            pcr[n, q] = pair_counts[r, m, n]
+    _errors_lanes(wn, W, ng, pcr, nq, acc, srt, cur)
+    for q in range(nq):
+        Sg[mt[q], q] = srt[q]
+    for q in range(nq):
+        past[q] = 0.0
+    for m in range(M):
+        for q in range(nq):
+            past[q] += Sg[m, q]
+    for q in range(nq):
+        r = r0 + q
+        m = mt[q]
+        pair_counts[r, m, ng[q]] += 1.0
+        Sg[m, q] = srt[q] + cur[q]
+
+
+@_jit
+def _combination_weights(h, S, q, g):
+    """g[s] <- the renormalised top-k softmax weight pi_m / sum_{j in S_t} pi_j of m = S[s, q], as
+    numeric.gate.softmax on h restricted to S_t (max-shifted)."""
+    k = S.shape[0]
+    top = h[S[0, q], q]
+    for s in range(1, k):
+        v = h[S[s, q], q]
+        top = v if v > top else top
+    tot = 0.0
+    for s in range(k):
+        g[s] = math.exp(h[S[s, q], q] - top)
+        tot += g[s]
+    for s in range(k):
+        g[s] = g[s] / tot
+
+
+@_jit
+def _dot(a, b):
+    """a . b summed in index order (so a . b == b . a exactly)."""
+    v = 0.0
+    for i in range(a.shape[0]):
+        v += a[i] * b[i]
+    return v
+
+
+@_jit
+def _errors_top_k(h, S, nq, r0, ng, w, W, task_norms, gram, cross, past_gg, past_gn, past_nn, g, past, cur):
+    """E_t, F_t, G_t's sums with top-k routing (MoEConfig.top_k; eq. 14-16 with the served model): round tau
+    is served by sum_{m in S_tau} g_m w^(m), g fixed at tau (:func:`_combination_weights`), so, as in
+    run_moe_batched, the past rounds' errors at the current models are
+    sum_{m,m'} PGG[m, m'] <w_m, w_m'> - 2 sum_{m,n} PGN[m, n] <w_m, w_n> + PNN with PGG = sum_tau g g^T,
+    PGN = sum_tau g e_{n_tau}^T, PNN = sum_tau ||w_{n_tau}||^2.  ``gram`` (R, M, M) and ``cross`` (R, M, N)
+    hold the current models' inner products; only the routed experts' rows and columns moved.  Lane by lane
+    (top-k is not the hot path)."""
+    k = S.shape[0]
+    M = gram.shape[1]
+    N = W.shape[0]
+    d = W.shape[1]
+    for q in range(nq):
+        r = r0 + q
+        n = ng[q]
+        _combination_weights(h, S, q, g)
+        for s in range(k):
+            m = S[s, q]
+            for m2 in range(M):
+                v = _dot(w[r, m], w[r, m2])
+                gram[r, m, m2] = v
+                gram[r, m2, m] = v
+            for n2 in range(N):
+                cross[r, m, n2] = _dot(w[r, m], W[n2])
+        a = 0.0
+        for m in range(M):
+            for m2 in range(M):
+                a += past_gg[r, m, m2] * gram[r, m, m2]
+        b = 0.0
+        for m in range(M):
+            for n2 in range(N):
+                b += past_gn[r, m, n2] * cross[r, m, n2]
+        past[q] = a - 2.0 * b + past_nn[r]
+        e = 0.0
+        for i in range(d):
+            u = 0.0
+            for s in range(k):
+                u += g[s] * w[r, S[s, q], i]
+            u = u - W[n, i]
+            e += u * u
+        cur[q] = e
+        for s in range(k):
+            for s2 in range(k):
+                past_gg[r, S[s, q], S[s2, q]] += g[s] * g[s2]
+            past_gn[r, S[s, q], n] += g[s]
+        past_nn[r] += task_norms[n]
+
+
+@_jit
+def _softmax_lanes(h, nq, hmax, acc, pi):
+    """Softmax of the gate outputs (eq. 2), shifted by the max, lane by lane."""
+    M = h.shape[0]
+    for q in range(nq):
+        hmax[q] = h[0, q]
+    for m in range(1, M):
+        for q in range(nq):
+            hmax[q] = h[m, q] if h[m, q] > hmax[q] else hmax[q]
+    for q in range(nq):
+        acc[q] = 0.0
+    for m in range(M):
+        for q in range(nq):
+            pi[m, q] = math.exp(h[m, q] - hmax[q])
+        for q in range(nq):
+            acc[q] += pi[m, q]
+    for m in range(M):
+        for q in range(nq):
+            pi[m, q] = pi[m, q] / acc[q]
+
+
+@_jit
+def _dl_dh_closed(pi, mt, delta, counts, r0, nq, alpha, c_t, t, gc, dh):
+    """dL/dh_m of the paper's gate (top-1, auxiliary loss) in the closed form of
+    numeric.gate.task_loss_gradient: pi_{m_t} (Delta + alpha M f_t^(m_t) c_t) (1{m = m_t} - pi_m)."""
+    M = pi.shape[0]
+    for q in range(nq):
+        m = mt[q]
+        gc[q] = pi[m, q] * (delta[q] + alpha * M * (counts[r0 + q, m] / t) * c_t)
+    for m in range(M):
+        for q in range(nq):
+            direction = -pi[m, q]
+            direction = direction + 1.0 if mt[q] == m else direction
+            dh[m, q] = gc[q] * direction
+
+
+@_jit
+def _dl_dh_chain(pi, S, deltas, counts, r0, nq, aux, alpha, c_t, t, dpi, csum, dh):
+    """dL/dh_m for top-k routing or balance other than "aux", as numeric.gate.softmax_chain_gradient:
+    dL/dpi_j = Delta_j (+ alpha M f_j c_t with the auxiliary loss, f_j = counts_j / (k t)) for j in S_t, 0
+    elsewhere; dL/dh_m = pi_m dL/dpi_m - pi_m sum_j pi_j dL/dpi_j.  ``dpi`` (M, lanes) is scratch."""
+    M = pi.shape[0]
+    k = S.shape[0]
+    for m in range(M):
+        for q in range(nq):
+            dpi[m, q] = 0.0
+    for s in range(k):
+        for q in range(nq):
+            m = S[s, q]
+            v = deltas[s, q]
+            if aux:
+                v = deltas[s, q] + alpha * M * (counts[r0 + q, m] / (k * t)) * c_t
+            dpi[m, q] = v
+    for q in range(nq):
+        csum[q] = 0.0
+    for m in range(M):
+        for q in range(nq):
+            dpi[m, q] = pi[m, q] * dpi[m, q]
+            csum[q] += dpi[m, q]
+    for m in range(M):
+        for q in range(nq):
+            dh[m, q] = dpi[m, q] - pi[m, q] * csum[q]
+
+
+@_jit
+def _gate_step(thg, xb, dh, eta, fz, nq, tmax, h, acc):
+    """Eq. 9 where the gate is live: theta_m <- theta_m - eta dL/dh_m xbar (a frozen gate keeps its
+    parameters); theta_max; h <- the updated gate's outputs on the round's data."""
+    M = thg.shape[0]
+    d = thg.shape[1]
+    for m in range(M):
+        for q in range(nq):
+            acc[q] = 0.0
+        for i in range(d):
+            for q in range(nq):
+                old = thg[m, i, q]
+                v = old - eta * (dh[m, q] * xb[i, q])
+                v = old if fz[q] else v
+                thg[m, i, q] = v
+                a = abs(v)  # <= theta_max already on a frozen lane
+                tmax[q] = a if (a > tmax[q] or a != a) else tmax[q]
+                acc[q] += v * xb[i, q]
+        for q in range(nq):
+            h[m, q] = acc[q]
+
+
+@_jit
+def _bias_step(S, counts, bias, window_counts, chosen_sets, j, t, window, rate, fz, r0, nq):
+    """Loss-free balancing after round t (MoEConfig.balance="bias"): b_m += u sign(1/M - load_m) where the
+    gate is live (the bias freezes with the gate); load_m = counts_m / (k t), or with a window W >= 1 the
+    routed slots of the last W rounds over k min(t, W) (``window_counts``, kept on every lane)."""
+    k = S.shape[0]
+    M = bias.shape[1]
+    for q in range(nq):
+        r = r0 + q
+        if window > 0:
+            for s in range(k):
+                window_counts[r, S[s, q]] += 1.0
+            if t > window:  # round t - W leaves the window
+                for s in range(k):
+                    window_counts[r, chosen_sets[r, j - window, s]] -= 1.0
+        if fz[q]:
+            continue
+        for m in range(M):
+            if window > 0:
+                load = window_counts[r, m] / (k * min(t, window))
+            else:
+                load = counts[r, m] / (k * t)
+            x = 1.0 / M - load
+            sign = 1.0 if x > 0 else (-1.0 if x < 0 else (0.0 if x == 0 else x))  # np.sign (NaN stays NaN)
+            bias[r, m] = bias[r, m] + rate * sign
+
+
+@_jit
+def _sets_lanes(thg, V, nq, sg, acc, top):
+    """Eq. 11's expert sets: sg[m, q] <- argmax_n theta_m^T v_n, the first maximum (a NaN counting as the
+    maximum, as np.argmax)."""
+    M = thg.shape[0]
+    d = thg.shape[1]
+    N = V.shape[0]
+    for m in range(M):
+        for n in range(N):
+            for q in range(nq):
+                acc[q] = 0.0
+            for i in range(d):
+                vi = V[n, i]
+                for q in range(nq):
+                    acc[q] += thg[m, i, q] * vi
+            for q in range(nq):
+                v = acc[q]
+                better = n == 0 or v > top[q] or (v != v and top[q] == top[q])
+                top[q] = v if better else top[q]
+                sg[m, q] = n if better else sg[m, q]
+
+
+@_jit
+def _record_round(r0, j, nq, counts, sg, bias, biased, rec_loads, rec_sets, rec_bias):
+    """MoEConfig.record_rounds: round t's cumulative loads, eq. 11 sets after the gate update, routing bias."""
+    M = counts.shape[1]
+    for q in range(nq):
+        r = r0 + q
+        for m in range(M):
+            rec_loads[r, j, m] = counts[r, m]
+            rec_sets[r, j, m] = sg[m, q]
+            if biased:
+                rec_bias[r, j, m] = bias[r, m]
+
+
+@_jit
+def _moe_block(X, tasks, noise, W, V, task_norms, oracle_mask, start, eta, alpha, lam, Gamma, termination, T1,
+               sticky, after_update, aux_is_t, learned, balance, top_k, bias_rate, bias_window, record, lanes,
+               theta, w, counts, pair_counts, expert_past, past_gg, past_gn, past_nn, gram, cross,
+               past_self_error, marks, frozen, freeze_round, theta_max, bias, window_counts,
+               chosen, chosen_sets, model_error, forgetting, generalization, rec_h, rec_loads, rec_sets, rec_bias):
     B = X.shape[0]
     R = X.shape[1]
     d = X.shape[2]
@@ -327,6 +713,9 @@ def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T
     M = theta.shape[1]
     N = W.shape[0]
     G = lanes
+    K = top_k
+    biased = balance == _BIAS
+    closed = K == 1 and balance == _AUX  # the paper's gate: task_loss_gradient's closed form
     # Per-lane state (loaded from the (R, ...) arrays for a group of lanes, stored back after the block).
     thg = np.empty((M, d, G))
     Sg = np.empty((M, G))
@@ -335,6 +724,7 @@ def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T
     fz = np.empty(G, dtype=np.bool_)
     frd = np.empty(G, dtype=np.int64)
     tmax = np.empty(G)
+    sg = np.zeros((M, G), dtype=np.int64)  # eq. 11 sets of the current gate (record_rounds)
     # Per-round scratch.
     Q = np.zeros((k, d, G))
     rows = _row_map(d, k)
@@ -350,12 +740,13 @@ def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T
     h = np.empty((M, G))
     U = np.empty((M, G))
     pi = np.empty((M, G))
+    sc = np.empty((M, G))
+    dh = np.empty((M, G))
     pcr = np.empty((N, G))
     nrm = np.empty(G)
     acc = np.empty(G)
     best = np.empty(G)
     hmax = np.empty(G)
-    delta = np.empty(G)
     srt = np.empty(G)
     cur = np.empty(G)
     past = np.empty(G)
@@ -363,7 +754,11 @@ def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T
     ref = np.empty(G)
     allm = np.empty(G, dtype=np.bool_)
     ng = np.empty(G, dtype=np.int64)
-    mt = np.empty(G, dtype=np.int64)
+    S = np.empty((K, G), dtype=np.int64)  # the routed set, top-1 member first
+    mt = S[0]
+    deltas = np.empty((K, G))
+    score = np.empty(M)
+    gk = np.empty(K)
     for r0 in range(0, R, G):
         nq = min(G, R - r0)
         for q in range(nq):
@@ -377,6 +772,8 @@ def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T
             fz[q] = frozen[r]
             frd[q] = freeze_round[r]
             tmax[q] = theta_max[r]
+        if record:
+            _sets_lanes(thg, V, nq, sg, acc, best)
         for jj in range(B):
             j = start + jj
             t = j + 1
@@ -394,112 +791,68 @@ def _moe_block(X, tasks, noise, W, start, eta, alpha, lam, Gamma, termination, T
             for c in range(k):
                 for f in range(d * G):
                     xbf[f] += Qf[c, f]
-            for m in range(M):
+            _gate_outputs_lanes(thg, xb, nq, h)
+            if record:
                 for q in range(nq):
-                    h[m, q] = thg[m, 0, q] * xb[0, q]
-                for i in range(1, d):
-                    for q in range(nq):
-                        h[m, q] += thg[m, i, q] * xb[i, q]
-            # Top-1 routing argmax_m (h_m + lambda U_m), ties to the smaller index (np.argmax).
-            for q in range(nq):
-                best[q] = h[0, q] + lam * U[0, q]
-                mt[q] = 0
-            for m in range(1, M):
+                    for m in range(M):
+                        rec_h[r0 + q, j, m] = h[m, q]
+            # Routing: the oracle's sets, or the gate's scores (plus the bias, for the choice only).
+            if not learned:
+                _route_oracle(U, oracle_mask, ng, nq, mt)
+            else:
+                scores = h
+                if biased:
+                    for m in range(M):
+                        for q in range(nq):
+                            sc[m, q] = h[m, q] + bias[r0 + q, m]
+                    scores = sc
+                if K == 1:
+                    _route_top1(scores, U, lam, nq, mt, best)
+                else:
+                    _route_top_k(scores, U, lam, nq, S, score)
+            for s in range(K):
                 for q in range(nq):
-                    score = h[m, q] + lam * U[m, q]
-                    better = score > best[q]
-                    best[q] = score if better else best[q]
-                    mt[q] = m if better else mt[q]
-            # The routed expert's eq. 5 step, w <- w + P_X (w_n - w).
-            # (w, counts and pair_counts are read and written in place: only the routed expert's move.)
+                    chosen_sets[r0 + q, j, s] = S[s, q]
+            # Every routed expert takes eq. 5's step on (X_t, y_t), on one basis of X_t.
+            for s in range(K):
+                _expert_step(Q, nq, s == 0, S[s], r0, w, tg, wn, ag, coef, sq, inv, acc, nrm, deltas[s], counts)
+            # E_t, F_t, G_t.
+            if K == 1:
+                _errors_top1(wn, W, ng, mt, r0, nq, pair_counts, Sg, pcr, acc, srt, cur, past)
+            else:
+                _errors_top_k(h, S, nq, r0, ng, w, W, task_norms, gram, cross, past_gg, past_gn, past_nn, gk,
+                              past, cur)
             for q in range(nq):
                 r = r0 + q
-                m = mt[q]
-                for i in range(d):
-                    wn[i, q] = w[r, m, i]
-                    ag[i, q] = tg[i, q] - w[r, m, i]
-                for n in range(N):
-                    pcr[n, q] = pair_counts[r, m, n]
-            _basis_lanes(Q, nq, ag, coef, sq, inv, acc, nrm)
-            _add_projection(Q, nq, coef, wn)
-            for q in range(nq):
-                r = r0 + q
-                m = mt[q]
-                dl = 0.0
-                for i in range(d):
-                    step = wn[i, q] - w[r, m, i]
-                    dl += step * step
-                    w[r, m, i] = wn[i, q]
-                delta[q] = dl
-                counts[r, m] += 1.0
-            # E_t, F_t, G_t: only the routed expert's errors changed; S_m = sum_n pair_counts[m, n] err[m, n].
-            _errors_lanes(wn, W, ng, pcr, nq, acc, srt, cur)
-            for q in range(nq):
-                Sg[mt[q], q] = srt[q]
-            for q in range(nq):
-                past[q] = 0.0
-            for m in range(M):
-                for q in range(nq):
-                    past[q] += Sg[m, q]
-            for q in range(nq):
-                r = r0 + q
-                m = mt[q]
-                pair_counts[r, m, ng[q]] += 1.0
-                Sg[m, q] = srt[q] + cur[q]
                 forgetting[r, j] = (past[q] - pse[q]) / (t - 1) if t > 1 else np.nan
                 generalization[r, j] = (past[q] + cur[q]) / t
                 model_error[r, j] = cur[q]
-                chosen[r, j] = m
+                chosen[r, j] = mt[q]
                 pse[q] += cur[q]
-            # Gate update (eq. 9) where the gate is live; termination flags (Algorithm 1, lines 7-13).
-            checking = termination and t > T1
-            if checking and not after_update:
-                _flags_lanes(h, mt, nq, Gamma, sticky, mk, fz, frd, t, ref, allm)
-            live = False
-            for q in range(nq):
-                live = live or not fz[q]
-            if not live:
-                continue
-            # Softmax (eq. 2), shifted by the max.
-            for q in range(nq):
-                hmax[q] = h[0, q]
-            for m in range(1, M):
+            if learned:
+                # Gate update (eq. 9) where the gate is live; termination flags (Algorithm 1, lines 7-13).
+                checking = termination and t > T1
+                if checking and not after_update:
+                    _flags_lanes(h, mt, nq, Gamma, sticky, mk, fz, frd, t, ref, allm)
+                live = False
                 for q in range(nq):
-                    hmax[q] = h[m, q] if h[m, q] > hmax[q] else hmax[q]
-            for q in range(nq):
-                acc[q] = 0.0
-            for m in range(M):
-                for q in range(nq):
-                    pi[m, q] = math.exp(h[m, q] - hmax[q])
-                for q in range(nq):
-                    acc[q] += pi[m, q]
-            for m in range(M):
-                for q in range(nq):
-                    pi[m, q] = pi[m, q] / acc[q]
-            # numeric.gate.task_loss_gradient: pi_{m_t} (Delta + alpha M f_t^(m_t) c_t) (1{k = m_t} - pi_k) xbar.
-            c_t = float(t) if aux_is_t else 1.0 / t
-            for q in range(nq):
-                m = mt[q]
-                gc[q] = pi[m, q] * (delta[q] + alpha * M * (counts[r0 + q, m] / t) * c_t)
-            for m in range(M):
-                for q in range(nq):
-                    direction = -pi[m, q]
-                    direction = direction + 1.0 if mt[q] == m else direction
-                    best[q] = gc[q] * direction
-                    acc[q] = 0.0
-                for i in range(d):
-                    for q in range(nq):
-                        old = thg[m, i, q]
-                        v = old - eta * (best[q] * xb[i, q])
-                        v = old if fz[q] else v  # a frozen gate keeps its parameters
-                        thg[m, i, q] = v
-                        a = abs(v)  # <= theta_max already on a frozen lane
-                        tmax[q] = a if (a > tmax[q] or a != a) else tmax[q]
-                        acc[q] += v * xb[i, q]
-                for q in range(nq):
-                    h[m, q] = acc[q]  # the updated gate's outputs on the round's data
-            if checking and after_update:
-                _flags_lanes(h, mt, nq, Gamma, sticky, mk, fz, frd, t, ref, allm)
+                    live = live or not fz[q]
+                if live:
+                    _softmax_lanes(h, nq, hmax, acc, pi)
+                    c_t = float(t) if aux_is_t else 1.0 / t
+                    if closed:
+                        _dl_dh_closed(pi, mt, deltas[0], counts, r0, nq, alpha, c_t, t, gc, dh)
+                    else:
+                        _dl_dh_chain(pi, S, deltas, counts, r0, nq, balance == _AUX, alpha, c_t, t, sc, acc, dh)
+                    _gate_step(thg, xb, dh, eta, fz, nq, tmax, h, acc)
+                if biased:
+                    _bias_step(S, counts, bias, window_counts, chosen_sets, j, t, bias_window, bias_rate, fz, r0, nq)
+                if live and checking and after_update:
+                    _flags_lanes(h, mt, nq, Gamma, sticky, mk, fz, frd, t, ref, allm)
+                if live and record:  # a frozen lane's gate did not move: its sets stand
+                    _sets_lanes(thg, V, nq, sg, acc, best)
+            if record:
+                _record_round(r0, j, nq, counts, sg, bias, biased, rec_loads, rec_sets, rec_bias)
         for q in range(nq):
             r = r0 + q
             for m in range(M):
@@ -553,17 +906,57 @@ def single_expert_block(X, tasks, W, start, complement, w, counts, past_self_err
                          past_self_error, model_error, forgetting, generalization)
 
 
+def _empty(ndim: int, dtype=np.float64) -> np.ndarray:
+    """A placeholder for an array an option leaves unused (the kernel keeps one signature)."""
+    return np.zeros((0,) * ndim, dtype=dtype)
+
+
 def moe_block(X, tasks, noise, W, start, *, eta, alpha, lam, Gamma, termination, T1, sticky, after_update,
               aux_is_t, theta, w, counts, pair_counts, expert_past, past_self_error, marks, frozen,
-              freeze_round, theta_max, chosen, model_error, forgetting, generalization) -> None:
-    """Advance Algorithm 1 (top-1, auxiliary loss, learned router) over one block of rounds, in place.
+              freeze_round, theta_max, chosen, model_error, forgetting, generalization, chosen_sets, V,
+              oracle_mask=None, balance="aux", top_k=1, bias_rate=0.0, bias_window=None, bias=None,
+              window_counts=None, combined=None, records=None) -> None:
+    """Advance Algorithm 1 over one block of rounds, in place.
 
-    ``X`` (B, R, d, s), ``tasks`` (R, B), ``noise`` (B, R, M) Uniform[0, 1), ``W`` (N, d).  State:
+    ``X`` (B, R, d, s), ``tasks`` (R, B), ``noise`` (B, R, M) Uniform[0, 1), ``W`` and ``V`` (N, d).  State:
     ``theta``, ``w`` (R, M, d), ``counts`` (R, M), ``pair_counts`` (R, M, N), ``expert_past`` (R, M),
     ``past_self_error`` (R,), ``marks`` (R, M) bool, ``frozen`` (R,) bool, ``freeze_round`` (R,) int64,
-    ``theta_max`` (R,); outputs ``chosen`` (R, T) int64 and the (R, T) trajectories."""
+    ``theta_max`` (R,); outputs ``chosen`` (R, T) int64, ``chosen_sets`` (R, T, top_k) int64 and the (R, T)
+    trajectories.
+
+    The options of :class:`numeric.moe.MoEConfig`: ``oracle_mask`` (N, M) bool, the oracle's sets (None:
+    the learned router); ``balance`` and ``top_k``; with "bias", ``bias_rate``, ``bias_window`` and state
+    ``bias``, ``window_counts`` (R, M); with top_k >= 2, ``combined``: state ``past_gg``, ``gram`` (R, M, M),
+    ``past_gn``, ``cross`` (R, M, N), ``past_nn`` (R,), zero at round 1; ``records``: the per-round
+    ``h``, ``loads`` (R, T, M), ``sets`` (R, T, M) int64 and, with "bias", ``bias`` (R, T, M)."""
     compile_kernels()
-    _moe_block(_c(X), _c(tasks, np.int64), _c(noise), _c(W), int(start), float(eta), float(alpha), float(lam),
-               float(Gamma), bool(termination), min(int(T1), 2**62), bool(sticky), bool(after_update), bool(aux_is_t), LANES,
-               theta, w, counts, pair_counts, expert_past, past_self_error, marks, frozen, freeze_round,
-               theta_max, chosen, model_error, forgetting, generalization)
+    R, M = counts.shape
+    N = W.shape[0]
+    learned = oracle_mask is None
+    mask = np.zeros((N, M), dtype=np.bool_) if learned else _c(oracle_mask, np.bool_)
+    biased = balance == "bias"
+    # The kernel writes without bounds checks: every array an option writes must be there.
+    if biased and (bias is None or window_counts is None):
+        raise ValueError("balance='bias' needs the state arrays bias and window_counts")
+    if not biased:
+        bias, window_counts = _empty(2), _empty(2)
+    combined = combined or {}
+    rec = records or {}
+    missing = ([name for name in ("past_gg", "past_gn", "past_nn", "gram", "cross") if name not in combined]
+               if top_k > 1 else [])
+    if records is not None:
+        missing += [name for name in ("h", "loads", "sets") + (("bias",) if biased else ()) if name not in rec]
+    if missing or chosen_sets.shape != chosen.shape + (top_k,):
+        raise ValueError(f"moe_block: missing arrays {missing} or chosen_sets not (R, T, top_k)")
+    W = _c(W)
+    _moe_block(_c(X), _c(tasks, np.int64), _c(noise), W, _c(V), np.einsum("nd,nd->n", W, W), mask, int(start),
+               float(eta), float(alpha), float(lam), float(Gamma), bool(termination), min(int(T1), 2**62),
+               bool(sticky), bool(after_update), bool(aux_is_t), learned, BALANCE_CODES[balance], int(top_k),
+               float(bias_rate), int(bias_window or 0), records is not None, LANES,
+               theta, w, counts, pair_counts, expert_past,
+               combined.get("past_gg", _empty(3)), combined.get("past_gn", _empty(3)),
+               combined.get("past_nn", _empty(1)), combined.get("gram", _empty(3)), combined.get("cross", _empty(3)),
+               past_self_error, marks, frozen, freeze_round, theta_max, bias, window_counts,
+               chosen, chosen_sets, model_error, forgetting, generalization,
+               rec.get("h", _empty(3)), rec.get("loads", _empty(3)), rec.get("sets", _empty(3, np.int64)),
+               rec.get("bias", _empty(3)) if biased else _empty(3))

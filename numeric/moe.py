@@ -327,20 +327,46 @@ class RoundState:
 
 def numba_unsupported(cfg: MoEConfig, observer: object = None) -> str | None:
     """What of this configuration the compiled kernel (:func:`numeric.kernels.moe_block`) does not cover,
-    or None: it runs Algorithm 1's default path (learned router, top-1, auxiliary loss), any termination,
-    flag timing, sticky marks and aux factor, without an observer or per-round records."""
-    reasons = []
-    if observer is not None:
-        reasons.append("an observer")
-    if cfg.router != "learned":
-        reasons.append(f"router={cfg.router!r}")
-    if cfg.top_k != 1:
-        reasons.append(f"top_k={cfg.top_k}")
-    if cfg.balance != "aux":
-        reasons.append(f"balance={cfg.balance!r}")
+    or None.  It runs every option of :class:`MoEConfig` (router, top_k, balance with its bias rate and
+    window, termination, flag timing, sticky marks, aux factor, per-round records); an observer needs the
+    numpy engine's per-round arrays."""
+    return "an observer" if observer is not None else None
+
+
+def _numba_state(R: int, T: int, M: int, N: int, d: int, cfg: MoEConfig) -> dict[str, np.ndarray]:
+    """The compiled kernel's state and outputs at round 0 (:func:`numeric.kernels.moe_block`)."""
+    k = cfg.top_k
+    state = dict(
+        theta=np.zeros((R, M, d)),
+        w=np.zeros((R, M, d)),
+        counts=np.zeros((R, M)),
+        pair_counts=np.zeros((R, M, N)),  # top-1: rounds tau < t with (m_tau, n_tau) = (m, n)
+        expert_past=np.zeros((R, M)),  # top-1: sum_n pair_counts[m, n] ||w^(m) - w_n||^2
+        past_self_error=np.zeros(R),
+        marks=np.zeros((R, M), dtype=bool),
+        frozen=np.zeros(R, dtype=bool),
+        freeze_round=np.zeros(R, dtype=np.int64),
+        theta_max=np.zeros(R),
+        chosen=np.empty((R, T), dtype=np.int64),
+        chosen_sets=np.empty((R, T, k), dtype=np.int64),
+        model_error=np.empty((R, T)),
+        forgetting=np.empty((R, T)),
+        generalization=np.empty((R, T)),
+    )
+    if cfg.balance == "bias":
+        state.update(bias=np.zeros((R, M)), window_counts=np.zeros((R, M)))
+    if k > 1:
+        # The served models' error sums of run_moe_batched's top-k path, and the models' inner products
+        # (all zero at w = 0).
+        state["combined"] = dict(past_gg=np.zeros((R, M, M)), past_gn=np.zeros((R, M, N)), past_nn=np.zeros(R),
+                                 gram=np.zeros((R, M, M)), cross=np.zeros((R, M, N)))
     if cfg.record_rounds:
-        reasons.append("record_rounds=True")
-    return ", ".join(reasons) or None
+        records = {"h": np.empty((R, T, M)), "loads": np.empty((R, T, M)),
+                   "sets": np.empty((R, T, M), dtype=np.int64)}
+        if cfg.balance == "bias":
+            records["bias"] = np.empty((R, T, M))
+        state["records"] = records
+    return state
 
 
 def _run_moe_numba(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig) -> MoERun:
@@ -349,42 +375,38 @@ def _run_moe_numba(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig)
     if not isinstance(draws, DrawStream) and draws.tasks.size and (draws.tasks.min() < 0 or draws.tasks.max() >= N):
         raise ValueError(f"draws.tasks must lie in [0, {N - 1}]")
     W = np.ascontiguousarray(pool.W, dtype=np.float64)
-    theta = np.zeros((R, M, d))
-    w = np.zeros((R, M, d))
-    counts = np.zeros((R, M))
-    pair_counts = np.zeros((R, M, N))  # rounds tau < t with (m_tau, n_tau) = (m, n)
-    expert_past = np.zeros((R, M))  # sum_n pair_counts[m, n] ||w^(m) - w_n||^2
-    past_self_error = np.zeros(R)
-    marks = np.zeros((R, M), dtype=bool)
-    frozen = np.zeros(R, dtype=bool)
-    freeze_round = np.zeros(R, dtype=np.int64)
-    theta_max = np.zeros(R)
+    V = np.ascontiguousarray(pool.V, dtype=np.float64)
+    state = _numba_state(R, T, M, N, d, cfg)
+    oracle_mask = None if cfg.router == "learned" else _oracle_mask(cfg, N)
     tasks_all = np.empty((R, T), dtype=np.int64)
-    chosen = np.empty((R, T), dtype=np.int64)
-    model_error = np.empty((R, T))
-    forgetting = np.empty((R, T))
-    generalization = np.empty((R, T))
     for start, tasks, X, noise in round_major_blocks(draws):
         tasks_all[:, start:start + tasks.shape[1]] = tasks
-        kernels.moe_block(X, tasks, noise, W, start, eta=cfg.eta, alpha=cfg.alpha, lam=cfg.lam, Gamma=cfg.Gamma,
-                          termination=cfg.termination, T1=cfg.exploration_rounds, sticky=cfg.sticky_marks,
-                          after_update=cfg.flag_timing == "after_update", aux_is_t=cfg.aux_factor == "t",
-                          theta=theta, w=w, counts=counts, pair_counts=pair_counts, expert_past=expert_past,
-                          past_self_error=past_self_error, marks=marks, frozen=frozen, freeze_round=freeze_round,
-                          theta_max=theta_max, chosen=chosen, model_error=model_error, forgetting=forgetting,
-                          generalization=generalization)
+        kernels.moe_block(X, tasks, noise, W, start, V=V, eta=cfg.eta, alpha=cfg.alpha, lam=cfg.lam,
+                          Gamma=cfg.Gamma, termination=cfg.termination, T1=cfg.exploration_rounds,
+                          sticky=cfg.sticky_marks, after_update=cfg.flag_timing == "after_update",
+                          aux_is_t=cfg.aux_factor == "t", oracle_mask=oracle_mask, balance=cfg.balance,
+                          top_k=cfg.top_k, bias_rate=cfg.bias_rate, bias_window=cfg.bias_window, **state)
+    rounds = {}
+    if cfg.record_rounds:  # the numpy engine's records, in its order
+        rec = state["records"]
+        rounds = {"h": rec["h"], "loads": rec["loads"], "sets": rec["sets"], "chosen_sets": state["chosen_sets"]}
+        if "bias" in rec:
+            rounds["bias"] = rec["bias"]
+    theta = state["theta"]
     return MoERun(
         tasks=tasks_all,
-        chosen=chosen,
-        model_error=model_error,
-        forgetting=forgetting,
-        generalization=generalization,
-        loads=counts,
+        chosen=state["chosen"],
+        model_error=state["model_error"],
+        forgetting=state["forgetting"],
+        generalization=state["generalization"],
+        loads=state["counts"],
         expert_sets=np.argmax(np.einsum("rmd,nd->rmn", theta, pool.V), axis=-1),
-        freeze_round=freeze_round,
+        freeze_round=state["freeze_round"],
         theta=theta,
-        w=w,
-        theta_max=theta_max,
+        w=state["w"],
+        theta_max=state["theta_max"],
+        rounds=rounds,
+        bias=state.get("bias"),
     )
 
 

@@ -24,7 +24,8 @@ sets, orderings of softmax outputs, gaps), one value per replicate.
 
 A claim's chunk draws with :func:`numeric.moe.draw_moe_chunk`, as
 :func:`numeric.moe.simulate_moe` does, so a trace and a ``simulate_moe`` run
-with the same arguments are the same trajectories; the tests check that.
+with the same arguments are the same trajectories: bit for bit with ``engine="numpy"`` (the tests check
+that), up to rounding with the compiled engine.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ trajectory passes near 0, e.g. E_1 ~ 1e-32 under Definition 1), routing decision
 ``freeze_round``, ``expert_sets``, loads) identical.  The numbers differ by rounding only: the kernels
 project with a Gram-Schmidt basis, numpy solves the Gram system by LAPACK.
 
+The variants of MoEConfig (balance none and bias, top-k, the oracle router, per-round records) are compared
+array by array on everything the numpy engine returns.
+
 Without termination the gate dynamics amplify rounding (about 10x per 30 rounds at eta = 0.5, measured
 while writing these tests), so those cases stay short (T <= 60); with termination the gate freezes and
 the expert dynamics are contractive, so longer runs agree too.
@@ -19,7 +22,7 @@ import pytest
 from moecl_verify.numeric import kernels
 from moecl_verify.numeric.chunks import ChunkRunner, cache_key
 from moecl_verify.numeric.draws import SingleExpertDraws, TaskSchedule
-from moecl_verify.numeric.moe import MoEConfig, MoEDraws, run_moe_batched, simulate_moe
+from moecl_verify.numeric.moe import MoEConfig, MoEDraws, numba_unsupported, run_moe_batched, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool, make_pool
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.numeric.single_expert import run_batched, simulate_single_expert
@@ -175,29 +178,112 @@ def test_moe_numba_is_deterministic_and_the_default():
         _same(a, other, MOE_EXACT + MOE_FLOATS)
 
 
+# --- Algorithm 1's variants (options of MoEConfig) -------------------------------------------------------------
+
+VARIANT_CASES = {
+    # name: (N, d, s, M, config options, T, R); T1 = 40 rounds of gate training (and bias updates), then
+    # termination freezes the gate (so the engines part by rounding only); R = 33 leaves a partial group of lanes.
+    "records": (4, 6, 3, 5, dict(record_rounds=True), 110, 33),
+    "balance-none": (4, 6, 3, 5, dict(balance="none", record_rounds=True), 110, 33),
+    "bias": (4, 6, 3, 5, dict(balance="bias", bias_rate=0.1, record_rounds=True), 110, 33),
+    "bias-window-after-update": (4, 6, 3, 5, dict(balance="bias", bias_rate=0.2, bias_window=7,
+                                                  flag_timing="after_update", record_rounds=True), 110, 33),
+    "top-2": (6, 10, 6, 8, dict(top_k=2, record_rounds=True), 110, 33),
+    "top-3-bias-window": (4, 6, 3, 5, dict(top_k=3, balance="bias", bias_rate=0.1, bias_window=5), 110, 33),
+    "top-2-none": (4, 6, 3, 5, dict(top_k=2, balance="none"), 110, 33),
+    "oracle": (4, 6, 3, 5, dict(router="oracle", oracle_sets=((0, 1), (2,), (3, 4), (0, 2, 4)),
+                                record_rounds=True), 80, 33),
+}
+
+
+def _variant_run(case, engine, **stream_options):
+    N, d, s, M, options, T, R = VARIANT_CASES[case]
+    pool = make_clustered_pool(generator_for(0, "test-kernels", case), N=N, K=min(3, N), d=d, sigma0=0.4)
+    cfg = MoEConfig(**{**dict(M=M, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.1, T1=40), **options})
+    stream = DrawStream(pool=pool, R=R, T=T, s=s, seed=4, key=("variant", case), M=M, **{"block": 9, **stream_options})
+    return cfg, run_moe_batched(pool, stream, cfg, engine=engine)
+
+
+@pytest.mark.parametrize("case", list(VARIANT_CASES))
+def test_moe_variants_numba_equal_numpy(case):
+    """Every array the numpy engine returns, per-round records and routing bias included: floats to 1e-9 of
+    their scale, integers, booleans and loads exactly."""
+    cfg, fast = _variant_run(case, "numba")
+    _, ref = _variant_run(case, "numpy")
+    got, want = fast.to_arrays(), ref.to_arrays()
+    assert list(got) == list(want)
+    for name, value in want.items():
+        assert got[name].dtype == value.dtype and got[name].shape == value.shape, name
+        if value.dtype.kind in "biu" or name.endswith("loads"):
+            np.testing.assert_array_equal(got[name], value, err_msg=name)
+        else:
+            _close(got[name], value, name)
+    # Not vacuous: the options did what they do.
+    if cfg.router == "learned":
+        assert (ref.freeze_round > 0).any()
+    if cfg.balance == "bias":
+        assert np.abs(ref.bias).max() > 0
+    if cfg.record_rounds:
+        assert want["rounds.chosen_sets"].shape == (*ref.chosen.shape, cfg.top_k)
+
+
+def test_top_k_ties_go_to_the_smaller_indices():
+    """theta = 0 at t = 1 and lambda = 0: every score ties, and the routed set is the k smallest indices, largest
+    score first (numpy's stable argsort).  Only round 1: with lambda = 0 experts routed together keep equal gates,
+    exact ties that the numpy engine's einsum then breaks by rounding."""
+    pool = _pool(3, 5)
+    cfg = MoEConfig(M=5, eta=0.5, alpha=0.5, lam=0.0, Gamma=0.1, top_k=3, record_rounds=True)
+    stream = DrawStream(pool=pool, R=6, T=1, s=2, seed=0, key=("top-k ties",), M=5)
+    fast, ref = run_moe_batched(pool, stream, cfg, engine="numba"), run_moe_batched(pool, stream, cfg, engine="numpy")
+    assert (fast.rounds["chosen_sets"][:, 0] == [0, 1, 2]).all()
+    np.testing.assert_array_equal(fast.rounds["chosen_sets"], ref.rounds["chosen_sets"])
+
+
+def test_moe_variant_numba_is_deterministic_and_lane_free():
+    """Byte-identical reruns of a top-3, windowed-bias run with records, whatever the blocks or the draws'
+    form; a replicate's numbers do not depend on the replicates beside it."""
+    N, d, s, M, options, T, R = VARIANT_CASES["top-3-bias-window"]
+    pool = make_clustered_pool(generator_for(0, "test-kernels", "determinism"), N=N, K=3, d=d, sigma0=0.4)
+    cfg = MoEConfig(M=M, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.1, T1=40, record_rounds=True, **options)
+    kw = dict(pool=pool, R=R, T=T, s=s, seed=4, key=("variant-determinism",), M=M)
+    runs = [run_moe_batched(pool, DrawStream(**kw, block=block), cfg, engine="numba").to_arrays()
+            for block in (9, 13)]
+    draws = DrawStream(**kw).materialize()
+    runs.append(run_moe_batched(pool, draws, cfg, engine="numba").to_arrays())
+    for other in runs[1:]:
+        assert list(other) == list(runs[0])
+        for name, value in runs[0].items():
+            assert other[name].tobytes() == value.tobytes(), name
+    part = run_moe_batched(pool, MoEDraws(draws.tasks[31:], draws.X[31:], draws.noise[31:]), cfg, engine="numba")
+    for name, value in part.to_arrays().items():
+        assert value.tobytes() == np.ascontiguousarray(runs[0][name][31:]).tobytes(), name
+
+
 # --- choosing the engine ------------------------------------------------------------------------------------
 
-UNSUPPORTED = {
+VARIANTS = {
     "top-k": dict(top_k=2),
     "balance-none": dict(balance="none"),
-    "balance-bias": dict(balance="bias", bias_rate=0.1),
+    "balance-bias": dict(balance="bias", bias_rate=0.1, bias_window=4),
     "oracle": dict(router="oracle", oracle_sets=((0,), (1,), (2,))),
     "record-rounds": dict(record_rounds=True),
 }
 
 
-@pytest.mark.parametrize("option", list(UNSUPPORTED))
-def test_unsupported_options_are_refused_or_fall_back(option):
+@pytest.mark.parametrize("option", list(VARIANTS))
+def test_variants_run_on_numba_by_default(option):
+    """Every option of MoEConfig is covered: the default engine is the kernel, and only an observer is left to
+    numpy (what numba_unsupported names)."""
+    cfg = MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.2, **VARIANTS[option])
+    assert numba_unsupported(cfg) is None
+    assert kernels.choose_engine(None, numba_unsupported(cfg)) == "numba"
+    assert numba_unsupported(cfg, observer=print) == "an observer"
+    assert kernels.choose_engine(None, numba_unsupported(cfg, observer=print)) == "numpy"
     pool = _pool(3, 5)
-    cfg = MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.2, **UNSUPPORTED[option])
-    stream = DrawStream(pool=pool, R=3, T=8, s=2, seed=7, key=("unsupported",), M=3)
-    with pytest.raises(ValueError, match="engine='numba' does not cover"):
-        run_moe_batched(pool, stream, cfg, engine="numba")
-    with pytest.raises(ValueError, match="engine='numba' does not cover"):
-        simulate_moe(pool, cfg, R=3, T=8, s=2, engine="numba")
-    # Left unset, the engine falls back to numpy silently: the reference numbers.
-    _same(run_moe_batched(pool, stream, cfg), run_moe_batched(pool, stream, cfg, engine="numpy"),
-          MOE_EXACT + MOE_FLOATS)
+    stream = DrawStream(pool=pool, R=3, T=8, s=2, seed=7, key=("variant-default",), M=3)
+    a, b = run_moe_batched(pool, stream, cfg), run_moe_batched(pool, stream, cfg, engine="numba")
+    for name, value in b.to_arrays().items():
+        np.testing.assert_array_equal(a.to_arrays()[name], value, err_msg=name)
 
 
 def test_observer_is_refused_by_numba_and_runs_on_numpy():
@@ -243,10 +329,10 @@ def test_simulations_pass_the_engine_to_their_chunks():
     _same(runs[None], runs["numba"], ("tasks",) + SINGLE_FLOATS)
     for name in SINGLE_FLOATS:
         _close(getattr(runs["numba"], name), getattr(runs["numpy"], name), name)
-    # An unsupported configuration is keyed as a numpy run.
+    # A variant the kernel covers now is keyed as a numba run by default.
     capture = _Capture()
     simulate_moe(pool, dataclasses.replace(cfg, top_k=2), R=2, T=4, s=3, runner=capture)
-    assert capture.chunks[0].kwargs["engine"] == "numpy"
+    assert capture.chunks[0].kwargs["engine"] == "numba"
 
 
 def test_choose_engine():

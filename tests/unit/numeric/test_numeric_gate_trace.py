@@ -17,7 +17,8 @@ CFG = MoEConfig(M=4, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.02, record_rounds=True
 @pytest.fixture(scope="module")
 def pair():
     draws = draw_moe(generator_for(1, "trace"), POOL, R=8, T=16, s=3, M=CFG.M)
-    return draws, run_moe_batched(POOL, draws, CFG), run_gate_trace(POOL, draws, CFG)
+    # The trace replays the numpy engine (an observer); the compiled one agrees up to rounding only.
+    return draws, run_moe_batched(POOL, draws, CFG, engine="numpy"), run_gate_trace(POOL, draws, CFG)
 
 
 def test_trace_reproduces_the_engine(pair):

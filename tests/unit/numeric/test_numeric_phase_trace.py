@@ -19,7 +19,7 @@ def test_trace_is_the_engines_trajectory(termination):
     pool = _pool()
     cfg = MoEConfig(M=4, eta=0.3, alpha=0.3, lam=0.05, Gamma=0.05, termination=termination, record_rounds=True)
     kw = dict(R=7, T=40, s=3, seed=5, key=("phase-test",), chunk_size=4)
-    run = simulate_moe(pool, cfg, **kw)
+    run = simulate_moe(pool, cfg, **kw, engine="numpy")  # the trace replays the numpy engine (an observer)
     tr = pt.PhaseTrace.concatenate([
         pt.trace_moe(pool, draw_moe_chunk(pool, M=4, size=size, T=40, s=3, features="definition1", sigma_t=0.1,
                                           beta_max=1.0, seed=5, key=("phase-test",), index=i), cfg)
