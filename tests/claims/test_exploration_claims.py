@@ -280,10 +280,18 @@ def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
     every = [r for r in results if r.config.get("reading") == lemma7.EVERY_ROUND]
     vanishing = [r for r in results if r.config.get("reading") == lemma7.ONE_MINUS_O1]
     assert len(every) == 4 and all(r.config["part"].startswith("sign: ") for r in every)
-    # One 1 - o(1) entry per sign statement whose truth does not hang on the pool (not "every signal v_n").
-    assert len(vanishing) == len(lemma7.SIGN_PARTS) - len(lemma7.ONE_POOL_ONLY) == 2
+    # One 1 - o(1) entry per sign statement whose truth does not hang on the pool, and one per sweep pool for
+    # "every signal v_n", each naming its pool and the pool's smallest <v_n, v_n'>.
+    pooled = [r for r in vanishing if "pool" not in r.config]
+    per_pool = [r for r in vanishing if "pool" in r.config]
+    assert len(pooled) == len(lemma7.SIGN_PARTS) - len(lemma7.PER_POOL) == 2
+    assert [r.config["pool"] for r in per_pool] == [0, 1, 2, 3]
+    for r in per_pool:
+        V = sweep.pool_for(r.config["pool"], sweep.SIGMA0[0]).V
+        gram = V @ V.T
+        assert r.config["smallest_signal_inner_product"] == pytest.approx(gram[~np.eye(3, dtype=bool)].min())
+        assert r.config["part"].endswith(f", pool {r.config['pool']}")
     assert all(r.evidence_type == "proportion" for r in vanishing)
-    assert not any("every signal" in r.config["part"] for r in vanishing)
     # Every-round reading: wrong signs occur, so each entry is refuted by its counterexamples (p = 0).
     assert all(r.verdict == "refuted" and r.p_value == 0.0 and r.config["wrong"] > 0 for r in every)
     # The two readings count the same rounds: right signs (1 - o(1)) = rounds - wrong signs (every round).

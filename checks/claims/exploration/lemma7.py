@@ -29,15 +29,16 @@ reading: a single wrong sign is a counterexample (``ProportionEvidence``,
 sign is tested against the Monte Carlo fraction (a ``Measurement``).  1 - o(1)
 reading: ``ProportionEvidence`` ``vanishing`` over the sigma0 sweep at
 sigma_t = sigma0 / 4, one row per sigma0 (rounds with the right sign among all
-exploration rounds, both hidden constants pooled), with the failure exponent's
-standard error from a parametric bootstrap
+exploration rounds, both hidden constants pooled; per sweep pool for "every
+signal v_n", whose truth under this reading depends on the pool's signals),
+with the failure exponent's standard error from a parametric bootstrap
 (:func:`checks.experiments.router_phase.failure_slope`).  Sizes: the largest
 |<...>| over the exploration rounds, fitted against sigma0 (O(sigma0);
 ``ScalingEvidence``).  Every entry is decided by the run's error control
 (checks/decide.py), which also reconciles the hidden constants' verdicts.
 
 Simulations are the exploration sweep of :mod:`checks.experiments.exploration_sweep`
-(same sweep, same hidden constants, same pool as Lemmas 1, 5, 8 and 9); entries are
+(same sweep, same hidden constants, same pools as Lemmas 1, 5, 8 and 9); entries are
 built by :mod:`checks.experiments.exploration_entries`.  The readings of Lemmas 1 and 7
 are one list, ``SIGNAL_INTERPRETATIONS``, shown with both claims.
 """
@@ -54,8 +55,9 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.experiments.exploration_entries import scaling_entry
 from moecl_verify.checks.experiments.exploration_sweep import (
-    BASE, CONSTANTS, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS, pool_for, simulate,
+    BASE, CONSTANTS, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS, pool_for, simulate, split_pools,
 )
+from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.experiments.sweep_design import sweep_pools
 from moecl_verify.checks.experiments.router_phase import failure_slope
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
@@ -72,7 +74,9 @@ EVERY_ROUND = "every round"
 # Sign statements whose 1 - o(1) reading is not an entry: the sweep runs on one pool, and whether failures
 # vanish depends on the pool (for "every signal v_n": on the sign of every <v_n, v_n'>; the pools of seeds
 # 1 and 2 have a negative one and fail, seed 0's does not). The every-round entry refutes them on any pool.
-ONE_POOL_ONLY = ("routed_any",)
+# Under the 1 - o(1) reading, whether the sign holds for every signal v_n depends on the pool (the failures vanish
+# with the noise only if every <v_n, v_n'> > 0), so these statements get one entry per sweep pool.
+PER_POOL = ("routed_any",)
 ONE_MINUS_O1 = "1 - o(1)"
 VANISHING_PREFIX = "sign w.p. 1 - o(1): "
 # (summary key, what the sign is about, formula) of each sign statement.
@@ -157,24 +161,32 @@ def measure_lemma7(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | 
                                                           (SIGN_PARTS["others_own"], "fixed"),
                                                           (SIGN_PARTS["routed_own"], "scaled")]]
     entries += every_round
-    # The sign, 1 - o(1) reading (sigma_t = sigma0 / 4): its own entries, beside the every-round ones. Not for
-    # "every signal v_n": under this reading its truth depends on the pool (failures vanish only if every
-    # <v_n, v_n'> > 0), so the sweep's few random pools would decide it by luck of the draw (see ONE_POOL_ONLY).
-    V = pool_for(0, SIGMA0[0]).V
+    # The sign, 1 - o(1) reading (sigma_t = sigma0 / 4): its own entries, beside the every-round ones. "Every
+    # signal v_n" is decided pool by pool (PER_POOL): under this reading its truth depends on the pool's signals,
+    # and a pool with a negative <v_n, v_n'> is the counterexample the derivation points to.
     for name, (key, _, _) in SIGN_PARTS.items():
-        if name not in ONE_POOL_ONLY:
-            entries.append(vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled"), V))
+        if name in PER_POOL:
+            entries += [vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=k), pool_for(k, SIGMA0[0]).V,
+                                             pool=k) for k in sweep_pools(ctx.budget.name)]
+        else:
+            entries.append(vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled"), pool_for(0, SIGMA0[0]).V))
     own = every_round[0]
     entries.append(derived_sign_probability(ctx, own.config["wrong"], own.config["rounds"]))
     return entries
 
 
-def sign_counts(ctx: Context, key: str, reading: str) -> list[dict]:
+def sign_counts(ctx: Context, key: str, reading: str, pool: int | None = None) -> list[dict]:
     """Per sigma0 (both hidden constants pooled): exploration rounds, rounds with a wrong sign (summary ``key``),
-    replicates, and replicates with a wrong sign in at least one exploration round."""
+    replicates, and replicates with a wrong sign in at least one exploration round; over every sweep pool, or
+    over pool ``pool`` only."""
+    def part(d: dict) -> dict:
+        if pool is None:
+            return d
+        return {name: split_pools(d[name], ctx.budget.name)[pool] for name in ("l7_rounds", key)}
+
     out = []
     for s0 in SIGMA0:
-        data = [simulate(ctx, s0, c, reading=reading) for c in CONSTANTS]
+        data = [part(simulate(ctx, s0, c, reading=reading)) for c in CONSTANTS]
         out.append({"sigma0": s0, "rounds": sum(int(d["l7_rounds"].sum()) for d in data),
                     "wrong": sum(int(d[key].sum()) for d in data),
                     "replicates": sum(int(d[key].size) for d in data),
@@ -182,7 +194,14 @@ def sign_counts(ctx: Context, key: str, reading: str) -> list[dict]:
     return out
 
 
-def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndarray) -> ProportionEvidence:
+def _smallest_inner_product(V: np.ndarray) -> float:
+    """min over n != n' of <v_n, v_n'>."""
+    gram = V @ V.T
+    return float(gram[~np.eye(len(V), dtype=bool)].min())
+
+
+def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndarray,
+                         pool: int | None = None) -> ProportionEvidence:
     """1 - o(1) reading of the sign statement ``SIGN_PARTS[name]``: per exploration round the sign holds with
     probability tending to 1 as sigma0 -> 0, the noise shrinking with sigma0 (sigma_t = sigma0 / 4).
     :class:`ProportionEvidence` ``vanishing``: one row per sigma0 of ``counts`` (:func:`sign_counts`; successes =
@@ -190,9 +209,9 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
     with its parametric-bootstrap standard error (:func:`checks.experiments.router_phase.failure_slope`); decided
     by the run's error control (checks/decide.py). Every round is an independent trial (the sign depends on that
     round's fresh task and features only), so rounds are binomial trials. ``V`` (the pool's signals) only feeds
-    the note of the every-signal statement."""
+    the note of the every-signal statement, whose entries are per pool (``pool``: the counts are that pool's)."""
     key, label, formula = SIGN_PARTS[name]
-    part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})"
+    part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})" + ("" if pool is None else f", pool {pool}")
     rows = sorted((ProportionRow(c["sigma0"], c["rounds"] - c["wrong"], c["rounds"]) for c in counts),
                   key=lambda r: -r.sigma0)
     slope = failure_slope(rows, generator_for(ctx.seed, "lemma7", "probability", part))
@@ -207,10 +226,10 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
             + ", ".join(f"sigma0 = {r['sigma0']:g}: {r['all_rounds_right']}/{r['replicates']}" for r in per_replicate)
             + " (T1 grows like sigma0^-0.5, so this share should rise only like 1 - O(sigma0^0.5)).")
     if name == "routed_any":
-        gram = V @ V.T
-        low = float(gram[~np.eye(len(V), dtype=bool)].min())
+        low = _smallest_inner_product(V)
         note += (f" On a signal v_n other than the round's, the step's sign is that of -beta_t <v_{{n_t}}, v_n> "
-                 f"minus noise: it vanishes with the noise only if every <v_n, v_n'> > 0. This pool's smallest "
+                 f"minus noise: it vanishes with the noise only if every <v_n, v_n'> > 0. "
+                 f"{'This pool' if pool is None else f'Pool {pool}'}'s smallest "
                  f"<v_n, v_n'> (n != n') is {low:.3g}"
                  + (", so here it does; for a pool with a negative one the failures would not vanish, so under "
                     "this reading the verdict depends on the pool." if low > 0 else
@@ -223,7 +242,9 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
         failure_slope=slope, unit="rounds",
         config={"features": BASE["features"], "part": part, "reading": ONE_MINUS_O1, "sigma_t": READINGS["scaled"],
                 "wrong": wrong, "rounds": rounds, "replicates": REPLICATES[ctx.budget.name],
-                "hidden_constants_pooled": list(CONSTANTS), "per_replicate": per_replicate, "seed": ctx.seed},
+                "hidden_constants_pooled": list(CONSTANTS), "per_replicate": per_replicate, "seed": ctx.seed,
+                **({} if pool is None else {"pool": pool, "pool_seed": POOL_SEED,
+                                            "smallest_signal_inner_product": _smallest_inner_product(V)})},
         what=f"{part} [reading: the sign holds with probability 1 - o(1)]: rounds with the right sign among the "
         "exploration rounds (both hidden constants) by sigma0",
         note=note, formula=r"\Pr\big(" + formula + r"\big) \to 1",
@@ -300,8 +321,9 @@ register(Claim(
     "counterexamples (wrong signs occur whenever the summed noise outweighs beta_t ||v||^2, at either noise level). "
     "'1 - o(1)' (parts 'sign w.p. 1 - o(1): ...'): the sign holds per round with probability tending to 1 as "
     "sigma0 -> 0 with sigma_t = sigma0 / 4; the every-round counterexamples do not bear on it, its own entries "
-    "decide it (failure probability and its exponent over the sigma0 sweep), for the own-signal statements only: "
-    "for 'every signal v_n' the failures vanish only on pools where every <v_n, v_n'> > 0, so one sweep pool "
-    "cannot decide that reading (it is refuted on pools with a negative product and holds on the others). Sizes "
-    "through fitted exponents per hidden constant.",
+    "decide it (failure probability and its exponent over the sigma0 sweep). For 'every signal v_n' the failures "
+    "vanish only on pools where every <v_n, v_n'> > 0 (the step's sign on v_n is that of -beta_t <v_(n_t), v_n> "
+    "once the noise is gone), so that statement has one entry per sweep pool, naming the pool's smallest "
+    "<v_n, v_n'>: it is refuted on pools with a negative one, which Gaussian ground truths give with high "
+    "probability. Sizes through fitted exponents per hidden constant.",
 ))
