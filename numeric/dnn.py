@@ -162,14 +162,7 @@ def expert_round(params, x, y_onehot, orders, lr, test_x, test_y, batch: int):
     return new, squared_change(new, params), test_errors(new, test_x, test_y)
 
 
-@functools.partial(jax.jit, static_argnames=("batch", "probe"))
-def expert_round_probed(params, x, y_onehot, orders, lr, test_x, test_y, batch: int, probe: int):
-    """:func:`expert_round`, also returning the test errors of the network after its first ``probe`` epochs:
-    how much the remaining epochs of the same training still change it (the epochs check).  The training is the
-    same sequence of steps, cut in two."""
-    mid = train(params, x, y_onehot, orders[:probe], lr, batch)
-    new = train(mid, x, y_onehot, orders[probe:], lr, batch)
-    return new, squared_change(new, params), test_errors(new, test_x, test_y), test_errors(mid, test_x, test_y)
+squared_change_jit = jax.jit(squared_change)
 
 
 def library_versions() -> dict:

@@ -208,9 +208,14 @@ def _advance(state: _State, first_round: int, termination: bool, tasks: TaskSet,
         m = int(m_t[0])
         pi = softmax(h)
         if cfg.probe_epochs:
-            state.experts[m], delta, errs, probed = dnn.expert_round_probed(
-                state.experts[m], x_img, y_hot, draws.orders[j], lr, test_x, test_y, batch=cfg.batch,
-                probe=cfg.probe_epochs)
+            # The round's training cut in two at the probe: the same steps, and (when the probe is half the
+            # epochs) the same compiled function for both halves as for a run with probe_epochs epochs.
+            start, split = state.experts[m], cfg.probe_epochs
+            mid, _, probed = dnn.expert_round(start, x_img, y_hot, draws.orders[j][:split], lr, test_x, test_y,
+                                              batch=cfg.batch)
+            state.experts[m], _, errs = dnn.expert_round(mid, x_img, y_hot, draws.orders[j][split:], lr, test_x,
+                                                         test_y, batch=cfg.batch)
+            delta = dnn.squared_change_jit(state.experts[m], start)
             state.records["probe_errors"][j] = np.asarray(probed, dtype=np.float64)
         else:
             state.experts[m], delta, errs = dnn.expert_round(state.experts[m], x_img, y_hot, draws.orders[j], lr,

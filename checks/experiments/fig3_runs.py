@@ -198,9 +198,11 @@ def rounds(ctx: Context) -> int:
     return ROUNDS[ctx.budget.name]
 
 
-def engine_config(task_set: digit_tasks.TaskSet, M: int, T: int, epochs: int = EPOCHS, probe_epochs: int = 0):
+def engine_config(task_set: digit_tasks.TaskSet, M: int, T: int, epochs: int | None = None, probe_epochs: int = 0):
+    """Algorithm 1's configuration for the networks; ``epochs`` None: ``EPOCHS`` (read when called)."""
     from moecl_verify.numeric import dnn_moe  # needs jax: imported only when a run is due
 
+    epochs = EPOCHS if epochs is None else epochs
     p = parameters(task_set)
     return dnn_moe.DnnMoEConfig(M=M, eta=p["eta"], alpha=p["alpha"], lam=p["lam"], Gamma=p["Gamma"], termination=True,
                                 T=T, s=S, epochs=epochs, lr=LR, batch=BATCH, probe_epochs=probe_epochs)
@@ -212,7 +214,7 @@ def net_shape(task_set: digit_tasks.TaskSet):
     return dnn.NetShape(d=task_set.d, classes=task_set.classes, **WIDTHS)
 
 
-def run(ctx: Context, definition: str, M: int, epochs: int = EPOCHS, replicates: int | None = None,
+def run(ctx: Context, definition: str, M: int, epochs: int | None = None, replicates: int | None = None,
         without_termination: bool = True, probe_epochs: int = 0) -> dict:
     """Task definition ``definition`` with M experts: ``{"on": arrays, "off": arrays}`` with and without
     termination (M = 1 has no gate to terminate: one run, both keys; ``without_termination=False`` skips the run
@@ -222,6 +224,7 @@ def run(ctx: Context, definition: str, M: int, epochs: int = EPOCHS, replicates:
     from moecl_verify.numeric import dnn, dnn_moe
 
     R = REPLICATES[ctx.budget.name] if replicates is None else replicates
+    epochs = EPOCHS if epochs is None else epochs  # read when called, not when defined
 
     def compute():
         task_set = tasks(ctx, definition)

@@ -16,6 +16,9 @@ from moecl_verify.checks.decide import decide_claims
 from moecl_verify.checks.experiments import fig3_runs
 from moecl_verify.checks.model import ClaimResult, Measurement
 
+# One worker builds the module's tiny runs (and compiles their networks) once.
+pytestmark = pytest.mark.xdist_group("fig3")
+
 IDS = ("fig3.moe_beats_single", "fig3.termination_converges", "fig3.no_termination_higher",
        "fig3.more_experts_no_gain")
 MEASURES = {"fig3.moe_beats_single": fig3.measure_moe_beats_single,
@@ -129,6 +132,8 @@ def test_gate_parameters_come_from_sigma0_and_the_gate_freezes_after_T1(tiny):
     cfg = measured["fig3.termination_converges"][0].config
     assert cfg["eta"] == pytest.approx(cfg["sigma0"] ** 0.5) and cfg["lam"] == pytest.approx(cfg["sigma0"] ** 1.25)
     assert cfg["T1"] == {str(M): math.ceil(M / cfg["eta"]) for M in (1, 4, 7)}
+    # The runs train for the epochs the module says when they run (here the tiny context's one epoch).
+    assert fig3_runs.engine_config(fig3_runs.tasks(ctx, "mirrors"), 4, 16).epochs == fig3_runs.EPOCHS == 1
     assert all(c < 0 for c in cfg["gate_input_cosines"])  # centered inputs: the tasks point apart
     runs = fig3_runs.run(ctx, "mirrors", 4)
     frozen = runs["on"]["freeze_round"]

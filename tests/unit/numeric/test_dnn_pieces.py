@@ -303,20 +303,18 @@ def test_more_epochs_replay_the_first_epochs_orders_and_every_other_draw(engine)
     assert all(sorted(row) == list(range(short.s)) for row in b.orders.reshape(-1, short.s))
 
 
-def test_a_probed_round_is_the_same_training_cut_in_two(engine):
+def test_a_round_trained_in_two_halves_is_the_same_training(engine):
+    # The probe cuts a round's training in two; the steps are the same, so the network is (up to rounding).
     dnn, dnn_moe = engine
     tasks, shape, cfg = _tiny(engine, epochs=4)
     draws = _draws(engine, tasks, shape, cfg)
     x, y = tasks.batch(int(draws.tasks[0]), draws.picks[0])
-    args = (x, y, draws.orders[0], np.float32(0.2), tasks.test_x, tasks.test_y)
-    new, delta, errors = dnn.expert_round(draws.init, *args, batch=10)
-    p_new, p_delta, p_errors, mid_errors = dnn.expert_round_probed(draws.init, *args, batch=10, probe=2)
-    assert np.allclose(np.asarray(p_errors), np.asarray(errors), rtol=1e-5) and np.isclose(float(p_delta), float(delta),
-                                                                                       rtol=1e-5)
-    half = dnn.expert_round(draws.init, x, y, draws.orders[0][:2], np.float32(0.2), tasks.test_x, tasks.test_y,
-                            batch=10)
-    assert np.allclose(np.asarray(mid_errors), np.asarray(half[2]), rtol=1e-5)
-    assert not np.allclose(np.asarray(mid_errors), np.asarray(errors))
+    rest = (np.float32(0.2), tasks.test_x, tasks.test_y)
+    new, delta, errors = dnn.expert_round(draws.init, x, y, draws.orders[0], *rest, batch=10)
+    mid, _, _ = dnn.expert_round(draws.init, x, y, draws.orders[0][:2], *rest, batch=10)
+    end, _, end_errors = dnn.expert_round(mid, x, y, draws.orders[0][2:], *rest, batch=10)
+    assert np.allclose(np.asarray(end_errors), np.asarray(errors), rtol=1e-5)
+    assert np.isclose(float(dnn.squared_change_jit(end, draws.init)), float(delta), rtol=1e-5)
 
 
 def test_probe_epochs_are_recorded_for_the_routed_expert_and_change_nothing_else(engine):
@@ -328,5 +326,12 @@ def test_probe_epochs_are_recorded_for_the_routed_expert_and_change_nothing_else
     assert np.array_equal(plain["chosen"], probed["chosen"])
     assert np.allclose(plain["errors"], probed["errors"], rtol=1e-5)
     assert probed["probe_errors"].shape == (cfg.T, tasks.N) and "probe_errors" not in plain
+    assert np.allclose(probed["delta"], plain["delta"], rtol=1e-5)
+    # Round 1 starts from the replicate's initial network: its probe is that network after 2 epochs.
+    x, y = tasks.batch(int(draws.tasks[0]), draws.picks[0])
+    _, _, half = dnn.expert_round(draws.init, x, y, draws.orders[0][:2], np.float32(0.2), tasks.test_x, tasks.test_y,
+                                  batch=10)
+    assert np.allclose(probed["probe_errors"][0], np.asarray(half), rtol=1e-5)
+    assert not np.allclose(probed["probe_errors"][0], probed["errors"][0, probed["chosen"][0]])
     with pytest.raises(ValueError, match="probe_epochs"):
         dataclasses.replace(cfg, probe_epochs=4)
