@@ -55,7 +55,12 @@ signature.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import math
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -888,6 +893,39 @@ def compile_kernels() -> None:
     _compiled = True
 
 
+_WARM: set[str] = set()  # kernels already called once in this process
+
+
+@contextlib.contextmanager
+def _first_call_lock(name: str):
+    """An exclusive inter-process lock for a kernel's first call in a process, which compiles it or loads it
+    from numba's on-disk cache: processes started together (a pool of workers, a test session) then compile
+    it once and the others load the result, instead of each compiling a copy.  No lock (and no error) where
+    the temporary directory is not writable."""
+    tag = hashlib.sha256(f"{Path(__file__).resolve()}:{name}".encode()).hexdigest()[:16]
+    try:
+        handle = open(Path(tempfile.gettempdir()) / f"moecl-verify-numba-{tag}.lock", "a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _call(name: str, kernel, *args) -> None:
+    """Call a compiled kernel; its first call in this process under :func:`_first_call_lock`."""
+    if name in _WARM:
+        kernel(*args)
+        return
+    with _first_call_lock(name):
+        kernel(*args)
+    _WARM.add(name)
+
+
 def _c(a: np.ndarray, dtype=np.float64) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
@@ -902,8 +940,8 @@ def single_expert_block(X, tasks, W, start, complement, w, counts, past_self_err
     ``start .. start + B - 1`` of ``model_error``, ``forgetting``, ``generalization`` (R, T) are written.
     State and outputs must be C-contiguous float64 (they are written in place)."""
     compile_kernels()
-    _single_expert_block(_c(X), _c(tasks, np.int64), _c(W), int(start), bool(complement), LANES, w, counts,
-                         past_self_error, model_error, forgetting, generalization)
+    _call("single_expert_block", _single_expert_block, _c(X), _c(tasks, np.int64), _c(W), int(start),
+          bool(complement), LANES, w, counts, past_self_error, model_error, forgetting, generalization)
 
 
 def _empty(ndim: int, dtype=np.float64) -> np.ndarray:
@@ -949,14 +987,15 @@ def moe_block(X, tasks, noise, W, start, *, eta, alpha, lam, Gamma, termination,
     if missing or chosen_sets.shape != chosen.shape + (top_k,):
         raise ValueError(f"moe_block: missing arrays {missing} or chosen_sets not (R, T, top_k)")
     W = _c(W)
-    _moe_block(_c(X), _c(tasks, np.int64), _c(noise), W, _c(V), np.einsum("nd,nd->n", W, W), mask, int(start),
-               float(eta), float(alpha), float(lam), float(Gamma), bool(termination), min(int(T1), 2**62),
-               bool(sticky), bool(after_update), bool(aux_is_t), learned, BALANCE_CODES[balance], int(top_k),
-               float(bias_rate), int(bias_window or 0), records is not None, LANES,
-               theta, w, counts, pair_counts, expert_past,
-               combined.get("past_gg", _empty(3)), combined.get("past_gn", _empty(3)),
-               combined.get("past_nn", _empty(1)), combined.get("gram", _empty(3)), combined.get("cross", _empty(3)),
-               past_self_error, marks, frozen, freeze_round, theta_max, bias, window_counts,
-               chosen, chosen_sets, model_error, forgetting, generalization,
-               rec.get("h", _empty(3)), rec.get("loads", _empty(3)), rec.get("sets", _empty(3, np.int64)),
-               rec.get("bias", _empty(3)) if biased else _empty(3))
+    _call("moe_block", _moe_block, _c(X), _c(tasks, np.int64), _c(noise), W, _c(V), np.einsum("nd,nd->n", W, W),
+          mask, int(start),
+          float(eta), float(alpha), float(lam), float(Gamma), bool(termination), min(int(T1), 2**62),
+          bool(sticky), bool(after_update), bool(aux_is_t), learned, BALANCE_CODES[balance], int(top_k),
+          float(bias_rate), int(bias_window or 0), records is not None, LANES,
+          theta, w, counts, pair_counts, expert_past,
+          combined.get("past_gg", _empty(3)), combined.get("past_gn", _empty(3)),
+          combined.get("past_nn", _empty(1)), combined.get("gram", _empty(3)), combined.get("cross", _empty(3)),
+          past_self_error, marks, frozen, freeze_round, theta_max, bias, window_counts,
+          chosen, chosen_sets, model_error, forgetting, generalization,
+          rec.get("h", _empty(3)), rec.get("loads", _empty(3)), rec.get("sets", _empty(3, np.int64)),
+          rec.get("bias", _empty(3)) if biased else _empty(3))

@@ -342,3 +342,28 @@ def test_choose_engine():
     assert kernels.choose_engine("numba", None) == "numba"
     with pytest.raises(ValueError, match="top_k=2"):
         kernels.choose_engine("numba", "top_k=2")
+
+
+def test_a_kernels_first_call_is_serialized_across_processes():
+    # While one process compiles (or loads) a kernel, another's first call of the same kernel waits: the lock is
+    # an exclusive flock on a file in the temporary directory, per kernel.
+    import fcntl
+    import glob
+    import tempfile
+
+    with kernels._first_call_lock("moe_block"):
+        [path] = [p for p in glob.glob(f"{tempfile.gettempdir()}/moecl-verify-numba-*.lock")
+                  if _holds_lock(p, fcntl)]
+        with kernels._first_call_lock("single_expert_block"):  # another kernel's lock is free
+            pass
+    assert not _holds_lock(path, fcntl)
+
+
+def _holds_lock(path, fcntl) -> bool:
+    with open(path, "a") as other:
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(other, fcntl.LOCK_UN)
+        return False
