@@ -24,7 +24,7 @@ from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.numeric.pool import TaskPool, make_pool
 from moecl_verify.numeric.seeding import generator_for
 
-SWEEP_POOLS = {"smoke": 4, "standard": 4, "full": 8}
+SWEEP_POOLS = {"smoke": 2, "standard": 4, "full": 8}
 # Replicates per chunk along a sweep: fixed, since the chunking is part of the streams (a chunk size that
 # varied with the horizon would break the pairing across sigma0); streamed draws keep memory bounded.
 SWEEP_CHUNK = 1000

@@ -70,12 +70,12 @@ def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     # Bonferroni combination of the exact one-sided binomial tails P(X <= k) under P = bound.
     for r in sim:
         assert isinstance(r, ProportionEvidence) and (r.claim, r.bound) == ("at_least", bound)
-        # 30 replicates shared by the sweep design's 4 pools: 8 each, 32 per sigma0.
-        assert [row.sigma0 for row in r.rows] == [0.4, 0.05] and all(row.trials == 32 for row in r.rows)
+        # 30 replicates shared by the sweep design's pools (2 at smoke): 15 each, 30 per sigma0.
+        assert [row.sigma0 for row in r.rows] == [0.4, 0.05] and all(row.trials == 30 for row in r.rows)
         tails = [stats.binom_cdf(row.successes, row.trials, bound) for row in r.rows]
         assert abs(r.p_value - min(1.0, 2 * min(tails))) < 1e-9
     step1 = mod.measure_step1(ctx)
-    assert len(step1) == len(mod.CONSTANTS) and len(step1[0].tests) == 2 * 4 * 3  # sigma0 x pool x task
+    assert len(step1) == len(mod.CONSTANTS) and len(step1[0].tests) == 2 * 2 * 3  # sigma0 x pool x task
     assert step1[0].tests[3].horizon == "sigma0=0.4, pool 1, n=0"
     step2 = mod.measure_step2(ctx)
     assert step2[0].verdict == "confirmed" and len(step2) == 1 + len(mod.CONSTANTS)
