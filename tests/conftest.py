@@ -7,6 +7,7 @@ each claim on tiny contexts), ``app`` (tests/app and tests/reports: the command 
 """
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -33,21 +34,28 @@ _hypothesis_settings.register_profile("deterministic", derandomize=True, print_b
 _hypothesis_settings.load_profile("deterministic")
 
 
+_WARM_KERNELS = """
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import simulate_single_expert
+
+pool = make_pool(generator_for(0, "warm kernels"), N=2, d=3, sigma0=1.0)
+simulate_moe(pool, MoEConfig(M=2, eta=0.1, alpha=0.1, lam=0.1, Gamma=0.1), R=1, T=2, s=1, seed=0, engine="numba")
+simulate_single_expert(pool, R=1, T=2, s=1, seed=0, engine="numba")
+"""
+
+
 def pytest_configure(config):
-    """In the controller, before any worker starts: run the compiled kernels once, so that numba compiles
-    them (about 12 s on a fresh install) a single time and writes its on-disk cache, which every worker and
-    every command a test runs then loads in under a second, instead of each compiling its own copy."""
+    """In the controller, as the session starts: call the compiled kernels once in a background process, so
+    that numba compiles them (about 17 s on a fresh install) a single time and writes its on-disk cache while
+    the workers start and run other tests.  A worker or a command that needs a kernel first waits for that
+    compilation (each kernel's first call in a process holds an inter-process lock, numeric/kernels.py) and
+    then loads the cache in under a second, instead of compiling its own copy."""
     if hasattr(config, "workerinput"):
         return
-    from moecl_verify.numeric.moe import MoEConfig, simulate_moe
-    from moecl_verify.numeric.pool import make_pool
-    from moecl_verify.numeric.seeding import generator_for
-    from moecl_verify.numeric.single_expert import simulate_single_expert
-
-    pool = make_pool(generator_for(0, "warm kernels"), N=2, d=3, sigma0=1.0)
-    simulate_single_expert(pool, R=1, T=2, s=1, seed=0, engine="numba")
-    simulate_moe(pool, MoEConfig(M=2, eta=0.1, alpha=0.1, lam=0.1, Gamma=0.1), R=1, T=2, s=1, seed=0,
-                 engine="numba")
+    _BACKGROUND.append(subprocess.Popen([sys.executable, "-c", _WARM_KERNELS], start_new_session=True,
+                                        stdout=subprocess.DEVNULL))
 
 
 _TIERS = {"unit": "unit", "claims": "claims", "app": "app", "reports": "app", "e2e": "e2e"}
@@ -129,6 +137,10 @@ def pytest_collection_finish(session):
         started = _start_smoke_run(_smoke_root(session.config))
         if started is not None:
             _BACKGROUND.append(started)
+    if hasattr(session.config, "workerinput"):
+        # The shared smoke run (started above, at the default priority) is the session's longest path: the tests
+        # that read it wait for it at the end. The workers yield the CPU to it when both want it.
+        os.nice(5)
 
 
 def pytest_sessionfinish(session):

@@ -52,7 +52,6 @@ def test_page_is_self_contained(tmp_path):
 
 @pytest.mark.e2e
 @pytest.mark.slow
-@pytest.mark.xdist_group("smoke")
 def test_every_formula_of_the_smoke_report_renders(smoke_run):
     text = (smoke_run.out / "report.md").read_text(encoding="utf-8")
     assert html.formula_errors(text) == []

@@ -34,6 +34,10 @@ def cli(*args):
     return subprocess.run([sys.executable, "-m", "moecl_verify", *args], capture_output=True, text=True, timeout=300)
 
 
+# One worker renders the module's reports (the notebook is executed twice) once.
+pytestmark = pytest.mark.xdist_group("report_outputs")
+
+
 @pytest.fixture(scope="module")
 def smoke():
     return runner.run(["prop4.*"], budget="smoke", seed=0)
