@@ -58,6 +58,15 @@ def pytest_configure(config):
                                         stdout=subprocess.DEVNULL))
 
 
+_KERNEL_FREE = ("unit/theory", "unit/checks", "unit/test_layout.py")
+
+
+def _kernel_free_rank(item, root: Path) -> int:
+    """0 for the folders whose tests need no compiled kernel, 1 for the rest."""
+    path = Path(str(item.fspath)).relative_to(root).as_posix()
+    return 0 if path.startswith(_KERNEL_FREE) else 1
+
+
 _TIERS = {"unit": "unit", "claims": "claims", "app": "app", "reports": "app", "e2e": "e2e"}
 
 
@@ -69,8 +78,10 @@ def pytest_collection_modifyitems(config, items):
         if folder in _TIERS:
             item.add_marker(getattr(pytest.mark, _TIERS[folder]))
     # Tests that read the shared smoke run go last, so the run (started in the background once collection is
-    # done) overlaps the rest of the suite instead of keeping a worker waiting.
-    items.sort(key=lambda item: "smoke_run" in getattr(item, "fixturenames", ()))
+    # done) overlaps the rest of the suite instead of keeping a worker waiting. The tests that need no
+    # simulation kernel (theory, statistics, layout) go first, so that numba's compilation of the kernels on a
+    # fresh install (started in the background by pytest_configure) overlaps them.
+    items.sort(key=lambda item: ("smoke_run" in getattr(item, "fixturenames", ()), _kernel_free_rank(item, root)))
 
 
 @dataclass(frozen=True)
