@@ -1,6 +1,8 @@
 """The design of the sigma0 sweeps: common random numbers along a sweep, several task pools across it.
 
-A sweep fits an exponent of a measured quantity against sigma0 (Proposition 2, Lemma 6, Corollary 1).
+A sweep fits an exponent of a measured quantity against sigma0 (Proposition 2, Lemma 6, Corollary 1, the
+exploration sweep of Lemmas 1, 5, 7, 8 and 9, Lemmas 11 and 12, the router-phase runs of Propositions 1 and 3
+and Lemmas 13-15).
 
 * **Common random numbers.**  Along a sweep only sigma0 changes.  Each pool is one base pool z_n scaled to
   every sigma0 (w_n = sigma0 z_n, v_n = z_n, Section 3.2), and every sigma0 replays the same replicate draws:
