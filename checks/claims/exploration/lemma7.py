@@ -286,6 +286,7 @@ def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
     derived = next((r for r in results if r.form == "derived"), None)
     fractions = "; ".join(f"{r.config['part'][6:]}: {r.config['wrong'] / r.config['rounds']:.4f}" for r in signs)
     other = [r for r in results if r.config.get("reading") == ONE_MINUS_O1]
+    other_refuted = [r for r in other if r.verdict == "refuted" and "pool" in r.config]
     other_reading = "; ".join(
         f"{r.config['part'][len(VANISHING_PREFIX):]}: {r.verdict} (wrong-sign fraction {1 - r.observed:.2g} at the "
         f"smallest sigma0, exponent {r.config['failure_exponent']['estimate']:.2f} ± "
@@ -300,8 +301,12 @@ def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
         "opposite for the others), which is wrong whenever the noise columns outweigh beta_t ||v_n||^2 (small beta_t) "
         "or v_n is not the round's signal and <v_{n_t}, v_n> < 0. Wrong-sign fractions: " + fractions
         + ("" if derived is None else f"; derived probability (own signal, sigma_t = 0.1) {derived.expected:.5f}")
-        + (f". This slip concerns the every-round reading only; read as 'with probability 1 - o(1)' with "
-           f"sigma_t = sigma0 / 4, the sign is decided by its own entries: {other_reading}" if other else ""),
+        + (f". Read as 'with probability 1 - o(1)' with sigma_t = sigma0 / 4, the sign is decided by its own "
+           f"entries: {other_reading}" if other else "")
+        + (". Under that reading too the statement fails for every signal v_n on the pools with a negative "
+           "<v_n, v_n'> (" + ", ".join(f"pool {r.config['pool']}: smallest <v_n, v_n'> "
+                                       f"{r.config['smallest_signal_inner_product']:.3g}" for r in other_refuted)
+           + "), where the noise-free sign is that of -beta_t <v_(n_t), v_n>" if other_refuted else ""),
         evidence=" | ".join(r.evidence for r in signs),
     )]
 
