@@ -240,7 +240,8 @@ def cmd_run(args) -> int:
         with execution.chunk_runner(args) as chunks:
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=display.work,
                                 chunk_runner=chunks, timings=timings, reuse_claims=not args.recompute_claims,
-                                claim_records=records, on_claim=display.claim, mnist_dir=mnist_dir)
+                                claim_records=records, on_claim=display.claim, mnist_dir=mnist_dir,
+                                lanes=execution.lanes(args))
         elapsed = time.monotonic() - started
         cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
         display.step("writing reports")
@@ -252,6 +253,7 @@ def cmd_run(args) -> int:
         "wall_seconds": round(elapsed, 3),
         "executor": chunks.executor.name,
         "workers": chunks.executor.workers,
+        "claim_lanes": execution.lanes(args),
         "cache": execution.cache_summary(chunks),
         "claim_records": records or {"enabled": False},
         "claim_seconds": timings,
@@ -372,7 +374,7 @@ def cmd_figures(args) -> int:
         with execution.chunk_runner(args) as chunks:
             result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed,
                                 progress=display.work, on_claim=display.claim, chunk_runner=chunks,
-                                reuse_claims=not args.recompute_claims)
+                                reuse_claims=not args.recompute_claims, lanes=execution.lanes(args))
         display.step("drawing figures")
         written = artifact_figures.write(result, out)
     written.append(results_json.write(result, out / "results.json"))

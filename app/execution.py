@@ -2,6 +2,7 @@
 
 ``chunk_runner(args)`` turns ``--executor``, ``--jobs``, ``--scheduler``,
 ``--cache-dir`` and ``--no-cache`` into a :class:`numeric.chunks.ChunkRunner`
+(and ``lanes(args)`` into the number of claims measured at once)
 inside a context that holds the cache lock and the worker pool for the run,
 and maps their failures to one-line usage errors.  The run that creates the
 cache directory says so once on stderr, even under ``--quiet``: it is a new
@@ -32,10 +33,14 @@ def default_cache_dir() -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--jobs", type=positive_int("--jobs"), default=1,
-                        help="worker processes for simulation chunks (default 1: in process)")
+    parser.add_argument("--jobs", type=positive_int("--jobs"), default=None,
+                        help="worker processes (default: the cores this process may use). With the default "
+                             "executor, claims are measured in that many processes at once; with --executor "
+                             "processes, one claim at a time spreads its simulation chunks over them. Results "
+                             "do not depend on it")
     parser.add_argument("--executor", choices=EXECUTORS, default=None,
-                        help="inprocess (default), processes (local pool of --jobs), or dask")
+                        help="inprocess (default: each claim's chunks in the process measuring it), processes "
+                             "(a local pool of --jobs for chunks), or dask")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address (with --executor dask; default: a LocalCluster on loopback)")
     parser.add_argument("--cache-dir", default=None,
@@ -50,13 +55,32 @@ def _warn(message: str) -> None:
     print(f"moecl-verify: warning: {message}", file=sys.stderr)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform tells)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - platforms without sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+def jobs(args) -> int:
+    return args.jobs if args.jobs is not None else usable_cores()
+
+
+def lanes(args) -> int:
+    """Processes measuring claims at once: ``--jobs`` with the default executor, else 1 (the executor
+    spreads each claim's chunks instead)."""
+    return jobs(args) if (args.executor or "inprocess") == "inprocess" else 1
+
+
 @contextlib.contextmanager
 def chunk_runner(args) -> Iterator[ChunkRunner]:
-    name = args.executor or ("processes" if args.jobs > 1 else "inprocess")
+    name = args.executor or "inprocess"
     if args.scheduler and name != "dask":
         raise UsageError("--scheduler needs --executor dask")
     try:
-        executor = make_executor(name, jobs=args.jobs, scheduler=args.scheduler)
+        # In process, --jobs sets the lanes (claims at once), not a chunk pool.
+        executor = make_executor(name, jobs=1 if name == "inprocess" else jobs(args), scheduler=args.scheduler)
     except ImportError as exc:
         raise UsageError(f"--executor {name}: {exc}") from None
     except ValueError as exc:

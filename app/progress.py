@@ -96,8 +96,8 @@ class RunDisplay:
         self._console = console
         self._rich = None
         self._task = None
-        self._claim: str | None = None  # the claim being measured, None between claims
-        self._claim_started = 0.0
+        # The claims being measured (several when claims run in lanes) and when each started.
+        self._running: dict[str, float] = {}
         self._said: str | None = None  # the last step printed in log mode, so repeats stay silent
         self._notebook_started = 0.0
 
@@ -165,17 +165,19 @@ class RunDisplay:
 
     # -- callbacks -------------------------------------------------------------------------------
     def claim(self, index: int, total: int, claim_id: str, phase: str) -> None:
-        """The runner's ``on_claim``: phase "start", then "done" or "reused"."""
+        """The runner's ``on_claim``: phase "start", then "done" or "reused" (several claims may be
+        running at once when they run in lanes; ``index`` then counts the finished ones)."""
         if phase == "start":
-            self._claim, self._claim_started = claim_id, time.monotonic()
-            self._set(total=total, completed=index - 1, count=self._count(index - 1, total), detail=claim_id)
+            self._running[claim_id] = time.monotonic()
+            self._set(total=total, completed=index - 1, count=self._count(index - 1, total),
+                      detail=" + ".join(self._running))
             return
-        self._claim = None
+        started = self._running.pop(claim_id, None)
         self._set(total=total, completed=index, count=self._count(index, total),
                   detail=f"{claim_id} (reused)" if phase == "reused" else claim_id)
         if self.mode == "log":
-            how = "reused from the cache" if phase == "reused" else \
-                f"done in {time.monotonic() - self._claim_started:.1f} s"
+            how = "reused from the cache" if phase == "reused" or started is None else \
+                f"done in {time.monotonic() - started:.1f} s"
             self._log(f"[{index}/{total}] {claim_id} {how}")
 
     @staticmethod
@@ -185,11 +187,13 @@ class RunDisplay:
     def work(self, label: str, done: int, total: int) -> None:
         """The runner's ``progress``: a claim's configuration (shown next to the claim on a terminal,
         not logged) or, between claims, a step of the run (shown and logged once)."""
-        if self._claim is None:
+        if not self._running:
             self.step(label)
             return
         counts = f" {done}/{total}" if total > 1 else ""
-        self._set(refresh=False, detail=f"{self._claim} · {label}{counts}")
+        # The label names the claim's experiment; with one claim running, the claim is named too.
+        prefix = f"{next(iter(self._running))} · " if len(self._running) == 1 else ""
+        self._set(refresh=False, detail=f"{prefix}{label}{counts}")
 
     def step(self, text: str) -> None:
         """A step of the run outside any claim, e.g. "writing reports"."""

@@ -40,12 +40,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", default="full", choices=["smoke", "standard", "full"])
     parser.add_argument("--claims", default=None)
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=None, help="as the tool's --jobs (default: one per usable core)")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         common = ["run", "--budget", opts.budget, "--format", "json", "--quiet", "--cache-dir", str(tmp / "cache"),
-                  "--jobs", str(opts.jobs)] + (["--claims", opts.claims] if opts.claims else [])
+                  *(["--jobs", str(opts.jobs)] if opts.jobs else [])] + (["--claims", opts.claims] if opts.claims else [])
         first_wall, first_peak = _run([*common, "--out", str(tmp / "first")])
         second_wall, _ = _run([*common, "--out", str(tmp / "second")])
         third_wall, _ = _run([*common, "--out", str(tmp / "third"), "--recompute-claims"])

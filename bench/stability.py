@@ -49,7 +49,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench-stability", help="folder for the runs (default bench-stability)")
     parser.add_argument("--skip-standard", action="store_true", help="only the three smoke runs")
-    parser.add_argument("--jobs", default="1", help="worker processes per run (default 1)")
+    parser.add_argument("--jobs", default=None,
+                        help="worker processes per run (default: the tool's, one per usable core)")
     parser.add_argument("--compare-only", action="store_true",
                         help="do not run: compare the results.json files already in OUT's run folders")
     parser.add_argument("--cache-dir", default=None,
@@ -69,7 +70,7 @@ def main() -> int:
                   f"({', '.join(f'{n} {v}' for v, n in sorted(counts.items()))})")
             continue
         proc = subprocess.run([sys.executable, "-m", "moecl_verify", "run", "--budget", budget, "--seed", str(seed),
-                               "--format", "json", "--quiet", "--jobs", args.jobs, "--out", str(folder),
+                               "--format", "json", "--quiet", *(["--jobs", args.jobs] if args.jobs else []), "--out", str(folder),
                                "--cache-dir", args.cache_dir or str(out / "cache")], capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)

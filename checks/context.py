@@ -13,6 +13,10 @@ from typing import Any, Callable
 from moecl_verify.numeric.chunks import ChunkRunner
 
 
+class UndeclaredShare(RuntimeError):
+    """A claim fetched shared work under a namespace its registration does not declare."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """How much Monte Carlo a run may spend.
@@ -42,9 +46,17 @@ class Context:
     runner: ChunkRunner = field(default_factory=ChunkRunner)
     # A folder holding MNIST's IDX files (Figure 3); None: the digits bundled with scikit-learn.
     mnist_dir: str | None = None
+    # The claim being measured and the namespaces it declares (Claim.shares); None outside a claim.
+    claim_id: str | None = None
+    declared: tuple[str, ...] | None = None
     _shared: dict = field(default_factory=dict)
 
     def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """``compute()``, once per run and key.  Claims measured in parallel share only what runs in one
+        process, so a claim must declare the key's namespace (its first element) in ``Claim.shares``."""
+        if self.declared is not None and key[0] not in self.declared:
+            raise UndeclaredShare(f"claim {self.claim_id} fetches shared work {key[0]!r} without declaring it "
+                                  f"in its Claim.shares {self.declared!r}")
         if key not in self._shared:
             self._shared[key] = compute()
         return self._shared[key]

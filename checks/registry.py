@@ -51,6 +51,10 @@ class Claim:
     # Data for figures, computed by checks and stored in results.json under
     # "artifacts" so that renderers never simulate: (name, fn(ctx) -> dict).
     artifacts: tuple = ()
+    # Namespaces of the work this claim fetches through Context.shared (the key's first element); claims
+    # that share a namespace are measured in one process when claims run in parallel
+    # (:mod:`moecl_verify.checks.lanes`).  Checked on every fetch, so a missing name fails every run.
+    shares: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -18,7 +18,8 @@ from moecl_verify.checks.claim_store import ClaimStore
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.decide import decide_claims, is_exact
 from moecl_verify.checks.model import RunResult
-from moecl_verify.checks.registry import select
+from moecl_verify.checks import lanes as lanes_module
+from moecl_verify.checks.registry import Claim, select
 from moecl_verify.numeric.chunks import ChunkRunner
 
 DEFAULT_FAMILY_RATE = 1e-3
@@ -63,6 +64,7 @@ def run(
     claim_records: dict | None = None,
     on_claim: Callable[[int, int, str, str], None] | None = None,
     mnist_dir: str | None = None,
+    lanes: int = 1,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
 
@@ -82,9 +84,15 @@ def run(
     entries)``.  Neither changes a result.
 
     ``mnist_dir``: a folder with MNIST's IDX files for Figure 3 (default: scikit-learn's bundled digits);
-    it is part of the key of the finished claims' records."""
+    it is part of the key of the finished claims' records.
+
+    ``lanes`` > 1 measures the claims in that many worker processes (:mod:`moecl_verify.checks.lanes`),
+    with the chunk runner's cache but not its executor (each lane computes its chunks in process); the
+    results are the same as with one lane."""
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+        raise ValueError(f"lanes must be an integer >= 1, got {lanes!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
         raise ValueError(f"family false-fail rate must be in (0, 1), got {family_rate}")
     claims = select(patterns)
@@ -97,26 +105,63 @@ def run(
     if reuse_claims and ctx.runner.cache is not None:
         keyed = versions() if mnist_dir is None else {**versions(), "mnist_dir": str(mnist_dir)}
         store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, keyed)
-    measured, artifacts = [], {}
-    for index, claim in enumerate(claims, 1):
+    measured: dict[str, list] = {}
+    artifacts: dict = {}
+    position = {claim.id: index for index, claim in enumerate(claims, 1)}
+    finished = 0
+
+    def keep(claim: Claim, ms: list, claim_artifacts: dict, seconds: float, phase: str) -> None:
+        nonlocal finished
+        measured[claim.id] = ms
+        artifacts[claim.id] = claim_artifacts
+        finished += 1
+        if timings is not None:
+            timings[claim.id] = round(seconds, 3)
         if on_claim is not None:
-            on_claim(index, len(claims), claim.id, "start")
+            # Sequentially the index is the claim's place; in lanes, how many have finished.
+            on_claim(position[claim.id] if lanes == 1 else finished, len(claims), claim.id, phase)
+
+    todo = []
+    for claim in claims:
         started = time.perf_counter()
         record = store.get(claim.id) if store is not None else None
-        if record is None:
+        if record is not None:
+            if lanes == 1 and on_claim is not None:
+                on_claim(position[claim.id], len(claims), claim.id, "start")
+            ctx.progress(f"{claim.id} (reused)", 1, 1)
+            keep(claim, *record, time.perf_counter() - started, "reused")
+        elif lanes == 1:
+            if on_claim is not None:
+                on_claim(position[claim.id], len(claims), claim.id, "start")
+            ctx.claim_id, ctx.declared = claim.id, claim.shares
             ms = claim.measure(ctx)
             claim_artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
+            ctx.claim_id = ctx.declared = None
             if store is not None:
                 store.put(claim.id, ms, claim_artifacts)
+            keep(claim, ms, claim_artifacts, time.perf_counter() - started, "done")
         else:
-            ms, claim_artifacts = record
-            ctx.progress(f"{claim.id} (reused)", 1, 1)
-        measured.append((claim, ms))
-        artifacts.update(claim_artifacts)
-        if timings is not None:
-            timings[claim.id] = round(time.perf_counter() - started, 3)
-        if on_claim is not None:
-            on_claim(index, len(claims), claim.id, "done" if record is None else "reused")
+            todo.append(claim)
+    if todo:
+        cache = ctx.runner.cache
+        by_id = {claim.id: claim for claim in todo}
+
+        def add_counts(counts: dict) -> None:
+            if cache is not None:
+                for key, value in counts.items():
+                    setattr(cache.stats, key, getattr(cache.stats, key) + value)
+
+        for done in lanes_module.measure_in_lanes(
+                todo, lanes=lanes, budget=budget, seed=seed, mnist_dir=mnist_dir,
+                cache_dir=None if cache is None else str(cache.directory),
+                on_start=lambda claim_id: on_claim and on_claim(finished + 1, len(claims), claim_id, "start"),
+                on_work=ctx.progress, on_counts=add_counts):
+            if store is not None:
+                store.put(done.claim_id, done.measurements, done.artifacts)
+            keep(by_id[done.claim_id], done.measurements, done.artifacts, done.seconds, "done")
+    # Registry order, whatever order the lanes finished in: nothing below depends on the schedule.
+    measured = [(claim, measured[claim.id]) for claim in claims]
+    artifacts = {name: value for claim in claims for name, value in artifacts[claim.id].items()}
     if claim_records is not None and store is not None:
         claim_records.update(store.summary())
     # Every verdict of the run is decided in one place, Holm across all non-exact entries.

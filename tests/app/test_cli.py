@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from moecl_verify import execution
 from moecl_verify.cli import main
 
 
@@ -24,6 +25,8 @@ def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
     assert (out / "report.md").read_text().startswith("# moecl-verify report")
     info = json.loads((out / "run-info.json").read_text())
     assert "wall_seconds" in info and set(info["claim_seconds"]) == {"lemma2"}
+    # By default claims are measured in as many processes as the run may use cores; chunks stay in process.
+    assert info["claim_lanes"] == execution.usable_cores() and info["executor"] == "inprocess"
     strict = main(["run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--strict", "--quiet", "--format", "json"])
     assert strict == 1  # Lemma 2 as printed is refuted
 
@@ -175,3 +178,20 @@ def test_diff_exits_1_only_for_a_reversed_finding_unless_strict(tmp_path):
     (tmp_path / "new.json").write_text(json.dumps(new))
     flipped = cli("diff", str(tmp_path / "run1"), str(tmp_path / "new.json"))
     assert flipped.returncode == 1 and "FLIP VERDICT a [stated] {}: confirmed -> refuted" in flipped.stdout
+
+
+@pytest.mark.parametrize("argv, lanes, executor_jobs", [
+    ([], None, 1),
+    (["--jobs", "3"], 3, 1),
+    (["--jobs", "3", "--executor", "processes"], 1, 3),
+    (["--jobs", "1"], 1, 1),
+])
+def test_jobs_set_claim_lanes_with_the_default_executor_and_chunk_workers_otherwise(argv, lanes, executor_jobs):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    execution.add_arguments(parser)
+    args = parser.parse_args(argv)
+    assert execution.lanes(args) == (execution.usable_cores() if lanes is None else lanes)
+    with execution.chunk_runner(argparse.Namespace(**{**vars(args), "no_cache": True})) as runner:
+        assert runner.executor.workers == executor_jobs

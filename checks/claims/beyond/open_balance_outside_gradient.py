@@ -102,4 +102,5 @@ register(Claim(
     "regime), well past t2; the bias rates are multiples of each regime's routing-noise level lambda so that they "
     "are commensurate with the gate-output gaps.",
     artifacts=(("open_balance_outside_gradient", curves),),
+    shares=("open",),
 ))

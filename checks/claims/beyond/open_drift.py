@@ -107,4 +107,5 @@ register(Claim(
     notes=common_notes() + " The hypotheses pull in opposite directions on purpose: (1) and (3) are the paper's "
     "case for termination, (2) the reviewer's concern that a frozen gate cannot adapt.",
     artifacts=(("open_drift", curves),),
+    shares=("open",),
 ))

@@ -141,4 +141,5 @@ register(Claim(
     "'After termination' is the window from the regime's event round (250, 288) to T; replicates in which the "
     "rare task did not arrive there are left out of the error comparison (n per case says how many remain).",
     artifacts=(("open_rare_task", curves),),
+    shares=("open",),
 ))

@@ -97,4 +97,5 @@ register(Claim(
     notes=common_notes() + " Load balance within the sets and experts ever used are reported per variant beside "
     "the criteria.",
     artifacts=(("open_top2", curves),),
+    shares=("open",),
 ))

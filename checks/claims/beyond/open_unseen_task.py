@@ -114,4 +114,5 @@ register(Claim(
     notes=common_notes() + " Where the new task goes (experts used before, experts of another eq. (11) set, how "
     "many receive it) is reported per router beside the criteria.",
     artifacts=(("open_unseen_task", curves),),
+    shares=("open",),
 ))

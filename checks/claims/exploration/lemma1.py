@@ -214,4 +214,5 @@ register(Claim(
     notes="Under sigma_t = 0.1 fixed and sigma_t = sigma0 / 4: the gap's 90% quantile fitted against sigma0 and "
     "the probability P(gap <= C sigma0^1.5) at the smallest sigma0 against its calibration value 0.75, with its "
     "trend; the proof's three steps as exact entries.",
+    shares=("exploration",),
 ))

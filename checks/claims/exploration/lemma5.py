@@ -149,4 +149,5 @@ register(Claim(
     notes="Fitted exponents (bootstrap standard errors) of the smallest gradient over the exploration rounds and the largest "
     "after them, per hidden constant c in {1, 0.5}; the proof's steps (aux lower bound, aux = O(alpha M / t), "
     "loc = O(sigma0), the final inferences) are separate entries.",
+    shares=("exploration",),
 ))

@@ -331,4 +331,5 @@ register(Claim(
     "once the noise is gone), so that statement has one entry per sweep pool, naming the pool's smallest "
     "<v_n, v_n'>: it is refuted on pools with a negative one, which Gaussian ground truths give with high "
     "probability. Sizes through fitted exponents per hidden constant.",
+    shares=("exploration",),
 ))

@@ -145,4 +145,5 @@ register(Claim(
     summary="Routing fractions are balanced within O(eta^0.5 / M) at the end of exploration.",
     notes="Fitted exponent of the 90% quantile (delta = 0.1) of max_m |f_T1 - 1/M| against sigma0, with the "
     "derived aux factor 1/t and, separately, Lemma 4's printed factor t; the proof's algebra is checked in sympy.",
+    shares=("exploration",),
 ))

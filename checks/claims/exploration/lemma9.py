@@ -84,4 +84,5 @@ register(Claim(
     summary="Gate parameters of different experts differ by O(eta^-0.5 sigma0) at T1.",
     notes="Fitted exponents of the mean largest pairwise gap (claimed 0.75 in sigma0) and of the 90% quantile "
     "of the largest routing-count difference at T1 (E.3's step, claimed -0.25).",
+    shares=("exploration",),
 ))

@@ -285,5 +285,6 @@ for claim_id, measure, summary, slips in (
             notes="Qualitative statement about Figure 2, decided by the criterion in the evidence; a run at the "
             "paper's 100 replicates (standard budget). " + POOL_NOTE + " The curves figure shows pool 0.",
             artifacts=(("fig2_curves", curves),) if claim_id == "fig2.termination_converges" else (),
+            shares=("fig2",),
         )
     )

@@ -299,5 +299,6 @@ for claim_id, measure, summary in (
             summary=summary,
             notes=NOTES,
             artifacts=(("fig3_curves", curves),) if claim_id == "fig3.termination_converges" else (),
+            shares=("fig3",),
         )
     )

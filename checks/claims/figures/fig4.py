@@ -97,5 +97,6 @@ register(
         notes="Qualitative statement about an Appendix A.4 figure, decided by the criterion in the evidence. "
         + POOL_NOTE + " The routing figure shows replicate 0 of pool 0.",
         artifacts=(("fig4_routing", fig4_routing),),
+        shares=("fig45",),
     )
 )

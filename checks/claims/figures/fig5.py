@@ -99,5 +99,6 @@ for claim_id, measure, summary, source, artifacts in (
             notes="Qualitative statement about an Appendix A.4 figure, decided by the criterion in the evidence. "
             + POOL_NOTE + " The levels figure shows pool 0.",
             artifacts=artifacts,
+            shares=("fig45",),
         )
     )

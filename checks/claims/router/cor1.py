@@ -260,4 +260,5 @@ register(Claim(
     notes="The derivation from Lemma 2 is checked exactly (as printed, and with the corrected constant 2/lambda under "
     "lambda = c sigma0^1.25); the statement itself is measured under Algorithm 1 over a sigma0 sweep (0.4 to 0.025) "
     "at two hidden constants, with a bootstrap standard error on the exponent, decided under the run's error control.",
+    shares=("cor1",),
 ))

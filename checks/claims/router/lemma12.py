@@ -374,4 +374,5 @@ register(Claim(
     notes="The gradient of eq. (6) by sympy; an exact rational counterexample under the proof's own premise; "
     "Algorithm 1 simulated with the expert models replayed from the draws; the M < N bound and its proof's premise "
     "as scaling laws over sigma0 in [0.025, 0.4] at two hidden constants.",
+    shares=("lemma12",),
 ))

@@ -163,4 +163,5 @@ register(Claim(
     interpretations=(SIGNAL_MATRIX, LEMMA13_READING, NO_TERMINATION, PROBABILITY_RULE),
     summary="An expert of M_n keeps preferring the signal v_n over any other signal during router learning.",
     notes=PHASE_NOTES,
+    shares=("router_phase",),
 ))

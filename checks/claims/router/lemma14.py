@@ -107,4 +107,5 @@ register(Claim(
     measure=measure_lemma14, slips=slips, interpretations=(NO_TERMINATION,),
     summary="During router learning, gate gradients of different experts differ by O(sigma0).",
     notes=PHASE_NOTES,
+    shares=("router_phase",),
 ))

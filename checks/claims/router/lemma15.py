@@ -116,4 +116,5 @@ register(Claim(
     interpretations=(SIGNAL_MATRIX, LEMMA15_SETS, NO_TERMINATION, PROBABILITY_RULE),
     summary="During router learning, on every signal v_n the experts of M_n beat every expert outside M_n.",
     notes=PHASE_NOTES,
+    shares=("router_phase",),
 ))

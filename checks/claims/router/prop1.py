@@ -136,4 +136,5 @@ register(Claim(
     summary="After T1 every expert stays in one expert set and its model stops changing.",
     notes="Probabilities per sigma0 in [0.00625, 0.4] with 99% Wilson intervals, one entry per hidden constant c in "
     "{1, 0.5}; the trend rule is in the interpretation router_phase.probability_rule.",
+    shares=("router_phase",),
 ))

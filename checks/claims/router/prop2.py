@@ -247,4 +247,5 @@ for claim_id, fn, summary in (
         "with two-stage bootstrap standard errors (pools, then replicates), decided under the run's error control "
         "(tolerance 0.15 on the exponent), one entry per hidden constant c in {1, 0.5} of the hyperparameters' "
         "scalings, so the verdict's sensitivity to it is visible. The log-log plot shows the measured gaps with the fitted and claimed slopes.",
+        shares=("prop2",),
     ))

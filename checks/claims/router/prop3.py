@@ -261,4 +261,5 @@ register(Claim(
     notes="Freeze-round exponent (scaling); routing after the freeze as probabilities per sigma0 (outside the set; "
     "chi-square of uniformity within it); the proof's gap properties at the frozen gate (scaling) and its "
     "equal-probability step (sympy).",
+    shares=("router_phase",),
 ))

@@ -394,6 +394,7 @@ register(
         summary="Single-expert expected forgetting in closed form.",
         notes=NOTES,
         forms=lambda: [prop4.forgetting_stated(), prop4.forgetting_corrected(), prop4.forgetting_derived()],
+        shares=("prop4",),
     )
 )
 register(
@@ -409,5 +410,6 @@ register(
         summary="Single-expert expected generalization error in closed form.",
         notes=NOTES,
         forms=lambda: [prop4.generalization_stated(), prop4.generalization_derived()],
+        shares=("prop4",),
     )
 )

@@ -41,4 +41,5 @@ register(Claim(
     summary=SUMMARY,
     notes="Decided on Theorem 1's and Theorem 2's configurations (definition1 features, T = 200). "
     + thm1_runs.POOL_NOTE,
+    shares=("insights", "thm1", "thm2"),
 ))

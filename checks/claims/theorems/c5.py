@@ -50,4 +50,5 @@ register(Claim(
     statement=r"\text{" + SUMMARY + "}", preconditions=("Algorithm 1 with termination",), measure=measure_c5,
     summary=SUMMARY,
     notes="Decided on Theorem 1's configuration (definition1 features, T = 200). " + thm1_runs.POOL_NOTE,
+    shares=("insights", "thm1"),
 ))

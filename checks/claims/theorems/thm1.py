@@ -410,6 +410,7 @@ for claim_id, fn, summary, statement in (
             "for the shortest violating sequence) under assumption A1. " + thm1_runs.POOL_NOTE
             + (GENERALIZATION_NOTE if claim_id == "thm1.generalization" else ""),
             interpretations=GENERALIZATION_READINGS if claim_id == "thm1.generalization" else (),
+            shares=("fig2", "thm1"),
         )
     )
 

@@ -104,6 +104,7 @@ register(Claim(
     "conditionally on the routing (exact under A1 via eq. (42)'s recursion) on the run's realized sequences; a "
     "finite search cannot confirm a universal bound, so without a violation it stays inconclusive. "
     + thm2_runs.POOL_NOTE,
+    shares=("fig2", "thm2"),
 ))
 register(Claim(
     id="thm2.forgetting", source=SOURCE, kind="bound",

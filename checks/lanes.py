@@ -1,0 +1,190 @@
+"""Claims measured in parallel worker processes ("lanes"), results identical to a sequential run.
+
+A claim's measurements are a pure function of the budget, the seed and the claim (every random number
+comes from a keyed stream, :mod:`numeric.seeding`), so claims can be measured in any order and in any
+process.  What they share is work fetched through :meth:`checks.context.Context.shared` (Figure 2's runs
+serve Theorem 1, Theorem 2 and C4; the exploration sweep serves five lemmas).  Shared work lives in one
+process's memory, so the claims that share a namespace (``Claim.shares``, checked on every fetch) form one
+*group* and run in one process, in registry order; groups are handed to ``lanes`` worker processes, the
+costliest first, each lane taking the next group as it frees up.
+
+Nothing here changes a number: the parent collects each claim's measurements as it finishes, and the
+runner orders them as the registry does before deciding verdicts.  Workers use the run's results cache
+without taking its lock (the parent holds it for the run; entries are written atomically).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from moecl_verify.checks.registry import Claim
+
+# Seconds each claim took at the standard budget on two cores (numba's compilation included where the
+# claim triggers it).  Used only to start the costliest groups first; a claim missing here counts 1 s.
+COST_HINT = {
+    "fig3.moe_beats_single": 280.0, "prop2.t2": 58.0, "c4": 32.0, "lemma1": 27.0, "prop1": 13.0,
+    "open.balance_outside_gradient": 12.0, "lemma8": 11.0, "prop2.t1": 9.0, "fig2.termination_converges": 8.0,
+    "lemma13": 7.0, "open.top2": 5.5, "lemma16": 5.0, "open.rare_task": 4.6, "lemma11": 4.5,
+    "prop4.forgetting": 4.0, "open.unseen_task": 3.7, "c5": 3.7, "fig5.forgetting_robust": 3.5,
+    "thm2.generalization": 3.4, "thm1.forgetting_early": 3.4, "fig4.balance": 3.2, "fig2.moe_beats_single": 3.0,
+    "lemma2": 2.9, "fig2.no_termination_higher": 2.7, "lemma4": 2.7, "cor1": 2.6, "open.drift": 2.3,
+    "lemma9": 2.2, "lemma3": 2.2, "lemma12": 1.9,
+}
+# Progress from a worker is forwarded at most this often per label (the last step of each is always sent).
+PROGRESS_INTERVAL = 0.25
+
+
+def groups(claims: Sequence[Claim]) -> list[list[Claim]]:
+    """The claims joined wherever they declare a common namespace (transitively), each group in the order
+    given, groups ordered by their summed :data:`COST_HINT`, costliest first (ties: first claim's order)."""
+    parent = list(range(len(claims)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, claim in enumerate(claims):
+        for name in claim.shares:
+            if name in owner:
+                parent[find(i)] = find(owner[name])
+            else:
+                owner[name] = i
+    joined: dict[int, list[int]] = {}
+    for i in range(len(claims)):
+        joined.setdefault(find(i), []).append(i)
+    ordered = sorted(joined.values(), key=lambda idx: (-sum(COST_HINT.get(claims[i].id, 1.0) for i in idx), idx[0]))
+    return [[claims[i] for i in idx] for idx in ordered]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One claim measured in a lane: what ``measure`` returned, its figure artifacts, its wall seconds."""
+
+    claim_id: str
+    measurements: list
+    artifacts: dict
+    seconds: float
+
+
+class LaneError(RuntimeError):
+    """A claim failed in a lane; the message carries its exception and the lane's traceback."""
+
+
+_EVENTS = None  # a lane's queue to the parent, set by :func:`_lane_start`
+
+
+def _lane_start(events) -> None:
+    """A lane process's initializer: keep the event queue, and die with the parent (Linux), so that a run
+    killed outright leaves no lane writing to its cache."""
+    global _EVENTS
+    _EVENTS = events
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - without prctl the lane simply outlives a kill
+            pass
+
+
+def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str | None,
+                   cache_dir: str | None) -> dict:
+    """A lane's work: measure ``claim_ids`` in order in this process, sending ("start", id),
+    ("work", label, done, total) and ("done", Finished) to the parent; returns the chunk cache's counts."""
+    from moecl_verify.checks.context import BUDGETS, Context
+    from moecl_verify.checks.registry import get
+    from moecl_verify.numeric.cache import ResultCache
+    from moecl_verify.numeric.chunks import ChunkRunner
+
+    events = _EVENTS
+    cache = None if cache_dir is None else ResultCache(cache_dir)
+    ctx = Context(budget=BUDGETS[budget], seed=seed, mnist_dir=mnist_dir, runner=ChunkRunner(cache=cache))
+    last: dict[str, float] = {}
+
+    def progress(label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last.get(label, 0.0) >= PROGRESS_INTERVAL:
+            last[label] = now
+            events.put(("work", label, done, total))
+
+    ctx.progress = progress
+    for claim_id in claim_ids:
+        try:
+            claim = get(claim_id)
+            events.put(("start", claim_id))
+            started = time.perf_counter()
+            ctx.claim_id, ctx.declared = claim.id, claim.shares
+            measurements = claim.measure(ctx)
+            artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
+            ctx.claim_id = ctx.declared = None
+        except Exception as exc:
+            # Re-raised as text: not every exception survives pickling back to the parent.
+            raise LaneError(f"{claim_id}: {type(exc).__name__}: {exc}\n\nin the lane:\n"
+                            f"{traceback.format_exc()}") from None
+        events.put(("done", Finished(claim_id, measurements, artifacts, time.perf_counter() - started)))
+    stats = cache.stats if cache is not None else None
+    return {} if stats is None else {"hits": stats.hits, "misses": stats.misses, "corrupt": stats.corrupt}
+
+
+def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: int, mnist_dir: str | None,
+                     cache_dir: str | None, on_start: Callable[[str], None],
+                     on_work: Callable[[str, int, int], None],
+                     on_counts: Callable[[dict], None] = lambda counts: None) -> Iterator[Finished]:
+    """Measure ``claims`` in ``lanes`` worker processes; yields each claim as it finishes (in finishing
+    order), after calling ``on_start(claim_id)`` as it starts and ``on_work`` for its progress, and
+    ``on_counts`` with each lane's chunk-cache counts as its group ends.  A worker's exception is raised
+    here once the other lanes have been stopped."""
+    spawn = multiprocessing.get_context("spawn")  # fork would copy the parent's threads and numba state
+    events = spawn.Queue()
+    expected = len(claims)
+    with ProcessPoolExecutor(max_workers=lanes, mp_context=spawn, initializer=_lane_start,
+                             initargs=(events,)) as pool:
+        pending: set[Future] = {
+            pool.submit(_measure_group, [c.id for c in group], budget, seed, mnist_dir, cache_dir)
+            for group in groups(claims)}
+        try:
+            # A lane's events and its group's return travel on different pipes, so the run ends when every
+            # claim has been received, not when the futures are done.
+            while expected:
+                try:
+                    event = events.get(timeout=0.2)
+                except queue.Empty:
+                    event = None
+                finished, pending = wait(pending, timeout=0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    on_counts(future.result())  # a lane's exception surfaces here
+                if event is None:
+                    if not pending:
+                        event = events.get(timeout=10)  # the last events of a finished lane
+                    else:
+                        continue
+                kind = event[0]
+                if kind == "start":
+                    on_start(event[1])
+                elif kind == "work":
+                    on_work(*event[1:])
+                else:
+                    expected -= 1
+                    yield event[1]
+            for future in pending:
+                on_counts(future.result())
+        except BaseException:
+            # Stop the other lanes now rather than let them finish their groups: the run has failed (or was
+            # interrupted), and what they finished is already in the results cache.  concurrent.futures has
+            # no public way to end running tasks before Python 3.14, hence its process table.
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.terminate()
+            raise

@@ -1,0 +1,74 @@
+"""Claims measured in lanes (worker processes): grouping by shared work, the declaration check, and
+results identical to a sequential run."""
+
+from __future__ import annotations
+
+import pytest
+
+from moecl_verify.checks import lanes, runner
+from moecl_verify.checks.context import BUDGETS, Context, UndeclaredShare
+from moecl_verify.checks.registry import Claim, all_claims
+from moecl_verify.reports import results_json
+
+
+def _claim(claim_id: str, *shares: str) -> Claim:
+    return Claim(id=claim_id, source="test", kind="bound", statement="", preconditions=(),
+                 measure=lambda ctx: [], shares=shares)
+
+
+def test_groups_join_claims_sharing_a_namespace_transitively():
+    claims = [_claim("a", "x"), _claim("b"), _claim("c", "y", "x"), _claim("d", "y"), _claim("e", "z")]
+    got = sorted([c.id for c in g] for g in lanes.groups(claims))
+    assert got == [["a", "c", "d"], ["b"], ["e"]]
+
+
+def test_groups_keep_the_given_order_within_a_group_and_start_with_the_costliest(monkeypatch):
+    monkeypatch.setattr(lanes, "COST_HINT", {"b": 50.0, "c": 5.0, "a": 1.0})
+    claims = [_claim("a", "x"), _claim("b"), _claim("c", "x"), _claim("d")]
+    assert [[c.id for c in g] for g in lanes.groups(claims)] == [["b"], ["a", "c"], ["d"]]
+
+
+def test_registered_claims_that_share_work_are_grouped():
+    """Figure 2's runs serve Theorems 1 and 2 and the insights C4 and C5: one group, so one process."""
+    by_id = {c.id: i for i, g in enumerate(lanes.groups(all_claims())) for c in g}
+    assert len({by_id[i] for i in ("fig2.moe_beats_single", "thm1.generalization", "thm2.generalization",
+                                    "c4", "c5")}) == 1
+    assert len({by_id[i] for i in ("lemma1", "lemma5", "lemma7", "lemma8", "lemma9")}) == 1
+    assert by_id["lemma1"] != by_id["prop2.t2"]
+
+
+def test_a_fetch_under_an_undeclared_namespace_fails():
+    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx.claim_id, ctx.declared = "lemma99", ("fig2",)
+    assert ctx.shared(("fig2", 1), lambda: 3) == 3
+    with pytest.raises(UndeclaredShare, match="lemma99 fetches shared work 'prop2'"):
+        ctx.shared(("prop2", 1), lambda: 3)
+
+
+def test_lanes_give_the_sequential_results_byte_for_byte(tmp_path):
+    """Three groups (Lemma 11's steps share its grid; Lemmas 3 and 10 stand alone) over two processes."""
+    patterns = ["lemma3", "lemma10", "lemma11.step3", "lemma11.step4", "lemma11.step5"]
+    seen = []
+    one = runner.run(patterns, budget="smoke")
+    two = runner.run(patterns, budget="smoke", lanes=2,
+                     on_claim=lambda index, total, claim_id, phase: seen.append((index, claim_id, phase)))
+    a, b = results_json.write(one, tmp_path / "one.json"), results_json.write(two, tmp_path / "two.json")
+    assert a.read_bytes() == b.read_bytes()
+    done = [(index, claim_id) for index, claim_id, phase in seen if phase == "done"]
+    assert sorted(i for i, _ in done) == [1, 2, 3, 4, 5]  # counted as they finish
+    assert {c for _, c in done} == {"lemma3", "lemma10", "lemma11.step3", "lemma11.step4", "lemma11.step5"}
+    # Lemma 11's steps share one process and run in registry order there.
+    starts = [c for _, c, phase in seen if phase == "start"]
+    assert starts.index("lemma11.step3") < starts.index("lemma11.step4") < starts.index("lemma11.step5")
+
+
+def test_a_lane_failure_is_raised_in_the_parent():
+    with pytest.raises(Exception, match="no claim matches 'no.such.claim'"):
+        list(lanes.measure_in_lanes([_claim("no.such.claim")], lanes=2, budget="smoke", seed=0, mnist_dir=None,
+                                    cache_dir=None, on_start=lambda claim_id: None,
+                                    on_work=lambda label, done, total: None))
+
+
+def test_lanes_must_be_a_positive_integer():
+    with pytest.raises(ValueError, match="lanes must be an integer >= 1"):
+        runner.run(["lemma3"], budget="smoke", lanes=0)
