@@ -121,10 +121,13 @@ def run(
             # Sequentially the index is the claim's place; in lanes, how many have finished.
             on_claim(position[claim.id] if lanes == 1 else finished, len(claims), claim.id, phase)
 
-    todo = []
+    records = {claim.id: store.get(claim.id) if store is not None else None for claim in claims}
+    todo = [claim for claim in claims if records[claim.id] is None]
+    # Lanes pay for their start-up only with two groups or more to spread.
+    lanes = min(lanes, len(lanes_module.groups(todo))) if todo else 1
     for claim in claims:
         started = time.perf_counter()
-        record = store.get(claim.id) if store is not None else None
+        record = records.pop(claim.id)
         if record is not None:
             if lanes == 1 and on_claim is not None:
                 on_claim(position[claim.id], len(claims), claim.id, "start")
@@ -140,9 +143,7 @@ def run(
             if store is not None:
                 store.put(claim.id, ms, claim_artifacts)
             keep(claim, ms, claim_artifacts, time.perf_counter() - started, "done")
-        else:
-            todo.append(claim)
-    if todo:
+    if lanes > 1:
         cache = ctx.runner.cache
         by_id = {claim.id: claim for claim in todo}
 

@@ -121,7 +121,7 @@ def _smoke_claims() -> str:
 
 
 SMOKE_SKIPS = ("fig3.", "open.")
-SMOKE_COMMAND = ["run", "--budget", "smoke", "--seed", "0", "--format", "json,junit,md,html,headline", "--quiet",
+SMOKE_COMMAND = ["run", "--budget", "smoke", "--seed", "0", "--jobs", "1", "--format", "json,junit,md,html,headline", "--quiet",
                  "--claims", _smoke_claims()]
 
 

@@ -166,6 +166,21 @@ def pool_for(k: int, sigma0: float) -> TaskPool:
     return sweep_pool("exploration", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
 
 
+# Lemma 7's constructed pool (the adversarial pool its derivation points to): pool 0's base signals with the
+# second replaced by minus the first, so <v_1, v_2> = -||v_1||^2 < 0 by construction.
+CONSTRUCTED = "antipodal"
+CONSTRUCTED_NOTE = "pool 0's base signals with v_2 := -v_1 (so <v_1, v_2> = -||v_1||^2), rebuilt from the pool seed"
+
+
+def constructed_pool(sigma0: float) -> TaskPool:
+    """Lemma 7's adversarial pool at sigma0: v_n = z_n of pool 0 except v_2 = -v_1, w_n = sigma0 v_n.  Nothing
+    in Section 3's assumptions on the ground truths (i.i.d. draws aside) excludes such a pool, and the claim is
+    stated for any feature signals."""
+    Z = np.array(pool_for(0, 1.0).V)
+    Z[1] = -Z[0]
+    return TaskPool(W=sigma0 * Z, V=Z)
+
+
 def split_pools(values: np.ndarray, budget: str) -> list[np.ndarray]:
     """Per-replicate values of :func:`simulate` split by pool (pool k's replicates are consecutive, the same
     replicates at every sigma0)."""
@@ -251,6 +266,27 @@ def exploration_chunk(*, pool, cfg, size, T, sigma_t, sigma0, seed, key, index) 
                            beta_max=BASE["beta_max"], seed=seed, key=key, index=index)
     trace = run_gate_trace(pool, draws, cfg)
     return summarize(trace, pool, cfg, sigma0, generator_for(seed, *key, "lemma1-pick", index))
+
+
+def simulate_constructed(ctx: Context, sigma0: float, c: float, reading: str = "scaled") -> dict:
+    """:func:`simulate` on Lemma 7's :func:`constructed_pool` alone (exploration phase only, one pool's share of
+    the budget's replicates, its own replicate streams)."""
+    budget = ctx.budget.name
+
+    def compute() -> dict:
+        cfg = config_for(sigma0, c)
+        T1 = cfg.exploration_rounds
+        R = replicates_per_pool(REPLICATES[budget], budget)
+        key = replicate_key("exploration", reading, "1/t", str(c), pool=CONSTRUCTED)
+        chunks = [Chunk(exploration_chunk, dict(pool=constructed_pool(sigma0), cfg=cfg, size=min(CHUNK, R - start),
+                                                T=T1, sigma_t=sigma_t_for(reading, sigma0), sigma0=sigma0,
+                                                seed=ctx.seed, key=key, index=i), size=min(CHUNK, R - start))
+                  for i, start in enumerate(range(0, R, CHUNK))]
+        label = f"exploration {reading} constructed pool sigma0={sigma0:g} c={c:g}"
+        parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+    return ctx.shared(("exploration", CONSTRUCTED, reading, sigma0, c, ctx.seed, budget), compute)
 
 
 def simulate(ctx: Context, sigma0: float, c: float, reading: str = "fixed", aux_factor: str = "1/t") -> dict:

@@ -284,9 +284,16 @@ def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
     # One 1 - o(1) entry per sign statement whose truth does not hang on the pool, and one per sweep pool for
     # "every signal v_n", each naming its pool and the pool's smallest <v_n, v_n'>.
     pooled = [r for r in vanishing if "pool" not in r.config]
-    per_pool = [r for r in vanishing if "pool" in r.config]
+    per_pool = [r for r in vanishing if "pool" in r.config and r.config["pool"] != sweep.CONSTRUCTED]
     assert len(pooled) == len(lemma7.SIGN_PARTS) - len(lemma7.PER_POOL) == 2
     assert [r.config["pool"] for r in per_pool] == list(range(SWEEP_POOLS["smoke"]))
+    # The pool the derivation says fails, constructed: v_2 = -v_1, so some signal has the wrong sign in every
+    # round once the noise is gone, and the failures cannot vanish.
+    built = next(r for r in vanishing if r.config.get("pool") == sweep.CONSTRUCTED)
+    V = sweep.constructed_pool(1.0).V
+    assert np.array_equal(V[1], -V[0]) and np.array_equal(V[[0, 2]], sweep.pool_for(0, 1.0).V[[0, 2]])
+    assert built.config["smallest_signal_inner_product"] == pytest.approx(-float(V[0] @ V[0]))
+    assert built.verdict == "refuted" and built.observed == 0.0 and built.config["part"].endswith(", constructed pool")
     for r in per_pool:
         V = sweep.pool_for(r.config["pool"], sweep.SIGMA0[0]).V
         gram = V @ V.T

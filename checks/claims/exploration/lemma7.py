@@ -55,7 +55,8 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.experiments.exploration_entries import scaling_entry
 from moecl_verify.checks.experiments.exploration_sweep import (
-    BASE, CONSTANTS, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS, pool_for, simulate, split_pools,
+    BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
+    constructed_pool, pool_for, simulate, simulate_constructed, split_pools,
 )
 from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.experiments.sweep_design import sweep_pools
@@ -168,6 +169,9 @@ def measure_lemma7(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | 
         if name in PER_POOL:
             entries += [vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=k), pool_for(k, SIGMA0[0]).V,
                                              pool=k) for k in sweep_pools(ctx.budget.name)]
+            # Beside the drawn pools, the pool the derivation says fails: <v_1, v_2> < 0 by construction.
+            entries.append(vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=CONSTRUCTED),
+                                                constructed_pool(SIGMA0[0]).V, pool=CONSTRUCTED))
         else:
             entries.append(vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled"), pool_for(0, SIGMA0[0]).V))
     own = every_round[0]
@@ -175,18 +179,23 @@ def measure_lemma7(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | 
     return entries
 
 
-def sign_counts(ctx: Context, key: str, reading: str, pool: int | None = None) -> list[dict]:
+def sign_counts(ctx: Context, key: str, reading: str, pool: int | str | None = None) -> list[dict]:
     """Per sigma0 (both hidden constants pooled): exploration rounds, rounds with a wrong sign (summary ``key``),
-    replicates, and replicates with a wrong sign in at least one exploration round; over every sweep pool, or
-    over pool ``pool`` only."""
+    replicates, and replicates with a wrong sign in at least one exploration round; over every sweep pool, over
+    pool ``pool`` only, or (``pool`` = CONSTRUCTED) over the constructed pool's own runs."""
     def part(d: dict) -> dict:
         if pool is None:
             return d
         return {name: split_pools(d[name], ctx.budget.name)[pool] for name in ("l7_rounds", key)}
 
+    def data_at(s0: float, c: float) -> dict:
+        if pool == CONSTRUCTED:
+            return simulate_constructed(ctx, s0, c, reading=reading)
+        return part(simulate(ctx, s0, c, reading=reading))
+
     out = []
     for s0 in SIGMA0:
-        data = [part(simulate(ctx, s0, c, reading=reading)) for c in CONSTANTS]
+        data = [data_at(s0, c) for c in CONSTANTS]
         out.append({"sigma0": s0, "rounds": sum(int(d["l7_rounds"].sum()) for d in data),
                     "wrong": sum(int(d[key].sum()) for d in data),
                     "replicates": sum(int(d[key].size) for d in data),
@@ -201,7 +210,7 @@ def _smallest_inner_product(V: np.ndarray) -> float:
 
 
 def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndarray,
-                         pool: int | None = None) -> ProportionEvidence:
+                         pool: int | str | None = None) -> ProportionEvidence:
     """1 - o(1) reading of the sign statement ``SIGN_PARTS[name]``: per exploration round the sign holds with
     probability tending to 1 as sigma0 -> 0, the noise shrinking with sigma0 (sigma_t = sigma0 / 4).
     :class:`ProportionEvidence` ``vanishing``: one row per sigma0 of ``counts`` (:func:`sign_counts`; successes =
@@ -211,7 +220,8 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
     round's fresh task and features only), so rounds are binomial trials. ``V`` (the pool's signals) only feeds
     the note of the every-signal statement, whose entries are per pool (``pool``: the counts are that pool's)."""
     key, label, formula = SIGN_PARTS[name]
-    part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})" + ("" if pool is None else f", pool {pool}")
+    part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})" + (
+        "" if pool is None else ", constructed pool" if pool == CONSTRUCTED else f", pool {pool}")
     rows = sorted((ProportionRow(c["sigma0"], c["rounds"] - c["wrong"], c["rounds"]) for c in counts),
                   key=lambda r: -r.sigma0)
     slope = failure_slope(rows, generator_for(ctx.seed, "lemma7", "probability", part))
@@ -229,7 +239,7 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
         low = _smallest_inner_product(V)
         note += (f" On a signal v_n other than the round's, the step's sign is that of -beta_t <v_{{n_t}}, v_n> "
                  f"minus noise: it vanishes with the noise only if every <v_n, v_n'> > 0. "
-                 f"{'This pool' if pool is None else f'Pool {pool}'}'s smallest "
+                 f"{'This pool' if pool is None else 'The constructed pool (' + CONSTRUCTED_NOTE + ')' if pool == CONSTRUCTED else f'Pool {pool}'}'s smallest "
                  f"<v_n, v_n'> (n != n') is {low:.3g}"
                  + (", so here it does; for a pool with a negative one the failures would not vanish, so under "
                     "this reading the verdict depends on the pool." if low > 0 else
@@ -244,7 +254,8 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
                 "wrong": wrong, "rounds": rounds, "replicates": REPLICATES[ctx.budget.name],
                 "hidden_constants_pooled": list(CONSTANTS), "per_replicate": per_replicate, "seed": ctx.seed,
                 **({} if pool is None else {"pool": pool, "pool_seed": POOL_SEED,
-                                            "smallest_signal_inner_product": _smallest_inner_product(V)})},
+                                            "smallest_signal_inner_product": _smallest_inner_product(V)}),
+                **({"pool_construction": CONSTRUCTED_NOTE} if pool == CONSTRUCTED else {})},
         what=f"{part} [reading: the sign holds with probability 1 - o(1)]: rounds with the right sign among the "
         "exploration rounds (both hidden constants) by sigma0",
         note=note, formula=r"\Pr\big(" + formula + r"\big) \to 1",
@@ -279,6 +290,10 @@ def derived_sign_probability(ctx: Context, wrong: int, rounds: int) -> Measureme
     )
 
 
+def _pool_name(pool: int | str) -> str:
+    return "the constructed pool (v_2 := -v_1)" if pool == CONSTRUCTED else f"pool {pool}"
+
+
 def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
     signs = [r for r in results if r.config.get("reading") == EVERY_ROUND and r.verdict == "refuted"]
     if not signs:
@@ -304,7 +319,7 @@ def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
         + (f". Read as 'with probability 1 - o(1)' with sigma_t = sigma0 / 4, the sign is decided by its own "
            f"entries: {other_reading}" if other else "")
         + (". Under that reading too the statement fails for every signal v_n on the pools with a negative "
-           "<v_n, v_n'> (" + ", ".join(f"pool {r.config['pool']}: smallest <v_n, v_n'> "
+           "<v_n, v_n'> (" + ", ".join(f"{_pool_name(r.config['pool'])}: smallest <v_n, v_n'> "
                                        f"{r.config['smallest_signal_inner_product']:.3g}" for r in other_refuted)
            + "), where the noise-free sign is that of -beta_t <v_(n_t), v_n>" if other_refuted else ""),
         evidence=" | ".join(r.evidence for r in signs),
@@ -330,6 +345,7 @@ register(Claim(
     "vanish only on pools where every <v_n, v_n'> > 0 (the step's sign on v_n is that of -beta_t <v_(n_t), v_n> "
     "once the noise is gone), so that statement has one entry per sweep pool, naming the pool's smallest "
     "<v_n, v_n'>: it is refuted on pools with a negative one, which Gaussian ground truths give with high "
-    "probability. Sizes through fitted exponents per hidden constant.",
+    "probability, and it has one more entry on a pool constructed to fail (" + CONSTRUCTED_NOTE + "). Sizes "
+    "through fitted exponents per hidden constant.",
     shares=("exploration",),
 ))

@@ -64,7 +64,7 @@ def test_lanes_give_the_sequential_results_byte_for_byte(tmp_path):
 
 def test_a_lane_failure_is_raised_in_the_parent():
     with pytest.raises(Exception, match="no claim matches 'no.such.claim'"):
-        list(lanes.measure_in_lanes([_claim("no.such.claim")], lanes=2, budget="smoke", seed=0, mnist_dir=None,
+        list(lanes.measure_in_lanes([_claim("no.such.claim")], lanes=1, budget="smoke", seed=0, mnist_dir=None,
                                     cache_dir=None, on_start=lambda claim_id: None,
                                     on_work=lambda label, done, total: None))
 
