@@ -169,7 +169,7 @@ def pool_for(k: int, sigma0: float) -> TaskPool:
 # Lemma 7's constructed pool (the adversarial pool its derivation points to): pool 0's base signals with the
 # second replaced by minus the first, so <v_1, v_2> = -||v_1||^2 < 0 by construction.
 CONSTRUCTED = "antipodal"
-CONSTRUCTED_NOTE = "pool 0's base signals with v_2 := -v_1 (so <v_1, v_2> = -||v_1||^2), rebuilt from the pool seed"
+CONSTRUCTED_NOTE = "pool 0's base signals with v_2 := -v_1, so <v_1, v_2> = -||v_1||^2; rebuilt from the pool seed"
 
 
 def constructed_pool(sigma0: float) -> TaskPool:

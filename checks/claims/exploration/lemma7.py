@@ -239,8 +239,9 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
         low = _smallest_inner_product(V)
         note += (f" On a signal v_n other than the round's, the step's sign is that of -beta_t <v_{{n_t}}, v_n> "
                  f"minus noise: it vanishes with the noise only if every <v_n, v_n'> > 0. "
-                 f"{'This pool' if pool is None else 'The constructed pool (' + CONSTRUCTED_NOTE + ')' if pool == CONSTRUCTED else f'Pool {pool}'}'s smallest "
-                 f"<v_n, v_n'> (n != n') is {low:.3g}"
+                 + ("This pool's" if pool is None else f"In the constructed pool ({CONSTRUCTED_NOTE}), the"
+                    if pool == CONSTRUCTED else f"Pool {pool}'s")
+                 + f" smallest <v_n, v_n'> (n != n') is {low:.3g}"
                  + (", so here it does; for a pool with a negative one the failures would not vanish, so under "
                     "this reading the verdict depends on the pool." if low > 0 else
                     ", negative: the rounds whose task has such a partner fail whatever sigma0."))
