@@ -16,12 +16,16 @@ without taking its lock (the parent holds it for the run; entries are written at
 from __future__ import annotations
 
 import multiprocessing
+import os
+import pickle
 import queue
 import sys
+import tempfile
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from moecl_verify.checks.registry import Claim
@@ -99,9 +103,12 @@ def _lane_start(events) -> None:
 
 
 def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str | None,
-                   cache_dir: str | None) -> dict:
+                   cache_dir: str | None, outbox: str) -> dict:
     """A lane's work: measure ``claim_ids`` in order in this process, sending ("start", id),
-    ("work", label, done, total) and ("done", Finished) to the parent; returns the chunk cache's counts."""
+    ("work", label, done, total) and ("done", id, path) to the parent; returns the chunk cache's counts and
+    problems.  A claim's :class:`Finished` is pickled here, inside the error handling, into a file of
+    ``outbox`` renamed into place before its "done" is sent: the queue carries only short messages (within
+    the pipe's atomic write size), so a lane killed mid-way cannot leave the parent reading half of one."""
     from moecl_verify.checks.context import BUDGETS, Context
     from moecl_verify.checks.registry import get
     from moecl_verify.numeric.cache import ResultCache
@@ -128,13 +135,20 @@ def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str 
             measurements = claim.measure(ctx)
             artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
             ctx.claim_id = ctx.declared = None
+            payload = pickle.dumps(Finished(claim_id, measurements, artifacts, time.perf_counter() - started),
+                                   protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             # Re-raised as text: not every exception survives pickling back to the parent.
             raise LaneError(f"{claim_id}: {type(exc).__name__}: {exc}\n\nin the lane:\n"
                             f"{traceback.format_exc()}") from None
-        events.put(("done", Finished(claim_id, measurements, artifacts, time.perf_counter() - started)))
+        path = Path(outbox) / f"{claim_id}.pickle"
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(payload)
+        os.replace(partial, path)
+        events.put(("done", claim_id, str(path)))
     stats = cache.stats if cache is not None else None
-    return {} if stats is None else {"hits": stats.hits, "misses": stats.misses, "corrupt": stats.corrupt}
+    return {} if stats is None else {"hits": stats.hits, "misses": stats.misses, "corrupt": stats.corrupt,
+                                     "problems": list(stats.problems)}
 
 
 def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: int, mnist_dir: str | None,
@@ -143,20 +157,21 @@ def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: 
                      on_counts: Callable[[dict], None] = lambda counts: None) -> Iterator[Finished]:
     """Measure ``claims`` in ``lanes`` worker processes; yields each claim as it finishes (in finishing
     order), after calling ``on_start(claim_id)`` as it starts and ``on_work`` for its progress, and
-    ``on_counts`` with each lane's chunk-cache counts as its group ends.  A worker's exception is raised
+    ``on_counts`` with each lane's chunk-cache counts and problems as its group ends.  A worker's exception is raised
     here once the other lanes have been stopped."""
     spawn = multiprocessing.get_context("spawn")  # fork would copy the parent's threads and numba state
     events = spawn.Queue()
-    expected = len(claims)
-    with ProcessPoolExecutor(max_workers=lanes, mp_context=spawn, initializer=_lane_start,
-                             initargs=(events,)) as pool:
+    waiting = {claim.id for claim in claims}
+    with tempfile.TemporaryDirectory(prefix="moecl-lanes-") as outbox, \
+            ProcessPoolExecutor(max_workers=lanes, mp_context=spawn, initializer=_lane_start,
+                                initargs=(events,)) as pool:
         pending: set[Future] = {
-            pool.submit(_measure_group, [c.id for c in group], budget, seed, mnist_dir, cache_dir)
+            pool.submit(_measure_group, [c.id for c in group], budget, seed, mnist_dir, cache_dir, outbox)
             for group in groups(claims)}
         try:
             # A lane's events and its group's return travel on different pipes, so the run ends when every
             # claim has been received, not when the futures are done.
-            while expected:
+            while waiting:
                 try:
                     event = events.get(timeout=0.2)
                 except queue.Empty:
@@ -165,18 +180,24 @@ def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: 
                 for future in finished:
                     on_counts(future.result())  # a lane's exception surfaces here
                 if event is None:
-                    if not pending:
-                        event = events.get(timeout=10)  # the last events of a finished lane
-                    else:
+                    if pending:
                         continue
+                    try:
+                        event = events.get(timeout=10)  # the last events of a finished lane
+                    except queue.Empty:
+                        raise LaneError("every lane has finished, but no result arrived for: "
+                                        + ", ".join(sorted(waiting))) from None
                 kind = event[0]
                 if kind == "start":
                     on_start(event[1])
                 elif kind == "work":
                     on_work(*event[1:])
                 else:
-                    expected -= 1
-                    yield event[1]
+                    waiting.discard(event[1])
+                    path = Path(event[2])
+                    done = pickle.loads(path.read_bytes())
+                    path.unlink()
+                    yield done
             for future in pending:
                 on_counts(future.result())
         except BaseException:

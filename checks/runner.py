@@ -131,7 +131,8 @@ def run(
         if record is not None:
             if lanes == 1 and on_claim is not None:
                 on_claim(position[claim.id], len(claims), claim.id, "start")
-            ctx.progress(f"{claim.id} (reused)", 1, 1)
+            if lanes == 1:  # in lanes no claim is "running" yet, and the display would take it for a step
+                ctx.progress(f"{claim.id} (reused)", 1, 1)
             keep(claim, *record, time.perf_counter() - started, "reused")
         elif lanes == 1:
             if on_claim is not None:
@@ -149,8 +150,10 @@ def run(
 
         def add_counts(counts: dict) -> None:
             if cache is not None:
-                for key, value in counts.items():
-                    setattr(cache.stats, key, getattr(cache.stats, key) + value)
+                for key in ("hits", "misses", "corrupt"):
+                    setattr(cache.stats, key, getattr(cache.stats, key) + counts.get(key, 0))
+                for message in counts.get("problems", ()):  # the lanes' cache warnings, said here
+                    cache.note_problem(message)
 
         for done in lanes_module.measure_in_lanes(
                 todo, lanes=lanes, budget=budget, seed=seed, mnist_dir=mnist_dir,

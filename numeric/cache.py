@@ -126,12 +126,16 @@ class ResultCache:
     def _paths(self, key: str, suffix: str = ".npz") -> tuple[Path, Path]:
         return self.directory / f"{key}{suffix}", self.directory / f"{key}.json"
 
-    def _problem(self, key: str, reason: str, suffix: str) -> None:
-        self.stats.corrupt += 1
-        message = f"cache entry {key[:12]} is corrupt ({reason}); recomputing it"
+    def note_problem(self, message: str) -> None:
+        """Record a problem with an entry and pass it to ``on_problem`` (also for problems another process
+        using this directory met, e.g. a lane of the run)."""
         self.stats.problems.append(message)
         if self._on_problem is not None:
             self._on_problem(message)
+
+    def _problem(self, key: str, reason: str, suffix: str) -> None:
+        self.stats.corrupt += 1
+        self.note_problem(f"cache entry {key[:12]} is corrupt ({reason}); recomputing it")
         for path in self._paths(key, suffix):
             if path.exists():
                 path.unlink()

@@ -3,6 +3,9 @@ results identical to a sequential run."""
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
 import pytest
 
 from moecl_verify.checks import lanes, runner
@@ -67,6 +70,32 @@ def test_a_lane_failure_is_raised_in_the_parent():
         list(lanes.measure_in_lanes([_claim("no.such.claim")], lanes=1, budget="smoke", seed=0, mnist_dir=None,
                                     cache_dir=None, on_start=lambda claim_id: None,
                                     on_work=lambda label, done, total: None))
+
+
+class _Events(list):
+    put = list.append
+
+
+def test_a_lane_sends_each_result_as_a_file_and_names_a_claim_whose_result_cannot_be_sent(tmp_path, monkeypatch):
+    """Measurements travel as pickles in files, written before the short "done" message; one that cannot be
+    pickled fails inside the lane, naming its claim (instead of vanishing in the queue's sender thread)."""
+    from moecl_verify.checks import registry
+
+    events = _Events()
+    monkeypatch.setattr(lanes, "_EVENTS", events)
+    counts = lanes._measure_group(["lemma3"], "smoke", 0, None, None, str(tmp_path))
+    kinds = [e[0] for e in events if e[0] != "work"]
+    assert kinds == ["start", "done"] and counts == {}
+    done = events[-1]
+    finished = pickle.loads(Path(done[2]).read_bytes())
+    assert done[1] == "lemma3" and finished.claim_id == "lemma3" and finished.measurements
+    assert not list(tmp_path.glob("*.tmp"))
+
+    bad = Claim(id="test.unsendable", source="test", kind="bound", statement="", preconditions=(),
+                measure=lambda ctx: [lambda: 0])
+    monkeypatch.setitem(registry._REGISTRY, bad.id, bad)
+    with pytest.raises(lanes.LaneError, match="test.unsendable: .*pickle"):
+        lanes._measure_group([bad.id], "smoke", 0, None, None, str(tmp_path))
 
 
 def test_lanes_must_be_a_positive_integer():
