@@ -101,3 +101,21 @@ def test_a_lane_sends_each_result_as_a_file_and_names_a_claim_whose_result_canno
 def test_lanes_must_be_a_positive_integer():
     with pytest.raises(ValueError, match="lanes must be an integer >= 1"):
         runner.run(["lemma3"], budget="smoke", lanes=0)
+
+
+def test_lanes_fill_the_run_cache_and_an_identical_rerun_reuses_every_claim(tmp_path):
+    """Two lanes write their chunks to the run's cache while the parent holds its lock and stores each claim's
+    record; the lanes' chunk counts reach run-info, and a rerun reuses every claim, byte for byte."""
+    import json
+
+    from moecl_verify.cli import main
+
+    args = ["run", "--budget", "smoke", "--claims", "lemma12,lemma3,prop4.generalization", "--quiet", "--format",
+            "json", "--jobs", "2", "--cache-dir", str(tmp_path / "cache")]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    first, second = (json.loads((tmp_path / run / "run-info.json").read_text()) for run in "ab")
+    assert first["claim_lanes"] == 2 and first["claim_records"]["computed"] == 3
+    assert first["cache"]["misses"] > 0 and first["cache"]["hits"] == 0  # counted in the lanes
+    assert second["claim_records"]["reused"] == 3
+    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
