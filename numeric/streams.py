@@ -43,6 +43,7 @@ import numpy as np
 
 from moecl_verify.numeric.draws import MoEDraws, SingleExpertDraws, TaskSchedule, check_int
 from moecl_verify.numeric.pool import TaskPool
+from moecl_verify.numeric.sampling import definition1_features, standard_normal
 from moecl_verify.numeric.seeding import generator_for
 
 __all__ = ["BLOCK_ROUNDS", "STREAM_FEATURE_MODELS", "DrawBlock", "DrawStream"]
@@ -156,13 +157,12 @@ class DrawStream:
             else:
                 u = gens["tasks"].random((size, R))
                 tasks = schedule.tasks_from_uniforms(u.T, start)
-            X = gens["features"].standard_normal((size, R, d, k))
             if self.features == "definition1":
-                X *= self.sigma_t
                 positions = np.minimum((self.s * gens["positions"].random((size, R))).astype(np.int64), self.s - 1)
                 beta = self.beta_max * (1.0 - gens["beta"].random((size, R)))
-                b_idx, r_idx = np.indices((size, R), sparse=True)
-                X[b_idx, r_idx, :, positions] = beta[..., None] * self.pool.V[tasks.T]
+                X = definition1_features(gens["features"], self.sigma_t, positions, beta, self.pool.V, tasks, d, k)
+            else:
+                X = standard_normal(gens["features"], (size, R, d, k))
             noise = None if self.M is None else gens["noise"].random((size, R, self.M)).swapaxes(0, 1)
             yield DrawBlock(start=start, tasks=np.ascontiguousarray(tasks), X=X.swapaxes(0, 1), noise=noise)
 
