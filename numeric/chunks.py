@@ -34,16 +34,23 @@ from moecl_verify.numeric.cache import ResultCache
 from moecl_verify.numeric.chunk import Chunk, compute  # noqa: F401  (callers import them from here)
 from moecl_verify.numeric.executors import InProcess
 
-# The simulator proper (and the per-round traces built on it): any edit to these files changes every key.
-ENGINE_FILES = ("draws.py", "expert.py", "gate.py", "moe.py", "pool.py", "seeding.py", "single_expert.py",
-                "gate_trace.py", "phase_trace.py")
+# Modules of numeric/ that only move and store results (where chunks run, the cache's files): editing them
+# cannot change a chunk's arrays.  Every other module is the simulator or feeds it (the draws, the compiled
+# kernels and samplers, the traces), so any edit to one changes every key.
+PLUMBING_FILES = ("__init__.py", "cache.py", "executors.py")
+
+
+def engine_files() -> tuple[str, ...]:
+    """The modules whose source is hashed into :func:`engine_version`: numeric/*.py but the plumbing."""
+    here = Path(__file__).parent
+    return tuple(sorted(p.name for p in here.glob("*.py") if p.name not in PLUMBING_FILES))
 
 
 @functools.lru_cache(maxsize=1)
 def engine_version() -> str:
     here = Path(__file__).parent
     digest = hashlib.sha256()
-    for name in ENGINE_FILES:
+    for name in engine_files():
         digest.update(name.encode())
         digest.update((here / name).read_bytes())
     return digest.hexdigest()

@@ -188,3 +188,20 @@ def test_a_chunks_key_covers_the_first_party_code_it_reaches():
     assert {P + "numeric.moe", P + "numeric.expert", P + "numeric.gate", P + "numeric.draws"} <= engine
     assert not engine & {P + "numeric.cache", P + "numeric.chunks", P + "numeric.executors"} and not any(
         m.startswith((P + "theory", P + "checks")) for m in engine)
+
+def test_the_engine_version_hashes_every_module_a_simulation_runs():
+    """A cache key must change with any code that shapes a chunk's arrays.  After simulations by both engines
+    (draw streams, compiled kernels and samplers included), every numeric module loaded is hashed, but the
+    plumbing that only moves and stores results."""
+    import sys
+
+    from moecl_verify.numeric import chunks
+
+    _simulate(None)
+    simulate_moe(_pool(), MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.3), R=4, T=3, s=2, seed=1, key=("cache-test",))
+    simulate_moe(_pool(), MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.3), R=4, T=3, s=2, seed=1, key=("cache-test",), engine="numpy")
+    loaded = {name.rsplit(".", 1)[1] + ".py" for name in sys.modules if name.startswith("moecl_verify.numeric.")}
+    hashed = set(chunks.engine_files())
+    assert {"streams.py", "sampling.py", "kernels.py", "moe.py"} <= hashed
+    assert loaded - hashed <= set(chunks.PLUMBING_FILES)
+    assert not hashed & set(chunks.PLUMBING_FILES)
