@@ -125,3 +125,27 @@ def test_config_validation_names_the_parameter(kwargs, name):
     base.update(kwargs)
     with pytest.raises(ValueError, match=name):
         MoEConfig(**base)
+
+
+def test_a_runs_arrays_store_routing_records_as_int16_and_restore_them():
+    """The cache layout (MoERun.to_arrays) stores tasks, choices and sets as int16 where they fit; from_arrays
+    gives back int64 with the same values, and a value beyond int16 keeps its array int64."""
+    from moecl_verify.numeric.moe import MoERun
+
+    cfg = MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.2, record_rounds=True)
+    run = simulate_moe(_pool(), cfg, R=7, T=9, s=2, seed=3, key=("compact",))
+    arrays = run.to_arrays()
+    assert arrays["tasks"].dtype == arrays["chosen"].dtype == arrays["rounds.sets"].dtype == np.int16
+    assert arrays["forgetting"].dtype == np.float64
+    back = MoERun.from_arrays(arrays)
+    for name in ("tasks", "chosen", "expert_sets", "freeze_round", "loads", "generalization", "theta"):
+        assert getattr(back, name).dtype == getattr(run, name).dtype
+        np.testing.assert_array_equal(getattr(back, name), getattr(run, name))
+    for name, value in run.rounds.items():
+        assert back.rounds[name].dtype == value.dtype
+        np.testing.assert_array_equal(back.rounds[name], value)
+    wide = dict(arrays, freeze_round=np.full(7, 40_000, dtype=np.int64))
+    assert MoERun(**{**{k: getattr(back, k) for k in ("tasks", "chosen", "model_error", "forgetting",
+                                                          "generalization", "loads", "expert_sets", "theta", "w",
+                                                          "theta_max")}, "freeze_round": wide["freeze_round"]},
+                  rounds={}).to_arrays()["freeze_round"].dtype == np.int64
