@@ -16,7 +16,8 @@ checksum, atomic writes and corruption handling.
 Both are written atomically (a temporary ``.<name>.*.tmp`` file in the same
 directory, then ``os.replace``), so a run killed at any instant leaves either
 a whole entry or none, plus at most an orphaned temporary file, which the next
-holder of the lock deletes.  A corrupt or truncated entry (checksum mismatch, unreadable file) is
+holder of the lock deletes.  Files are not fsynced: after a crash of the
+operating system an entry may be torn, and then fails its checksum.  A corrupt or truncated entry (checksum mismatch, unreadable file) is
 reported through ``on_problem``, deleted and recomputed, never used.
 
 A run holds an exclusive ``flock`` on ``<dir>/lock`` for its lifetime, so two
@@ -49,14 +50,15 @@ class CacheUnavailable(RuntimeError):
     """The cache directory cannot be created or written."""
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    # The temporary name ends in ".tmp", so no reader ever mistakes a half-written file for an entry.
+def _atomic_write(path: Path, data: bytes | memoryview) -> None:
+    # The temporary name ends in ".tmp", so no reader ever mistakes a half-written file for an entry.  No
+    # fsync: the rename makes an entry whole or absent for a killed run, and after a crash of the OS itself
+    # a torn file fails its checksum and is recomputed; syncing gigabytes of chunks cost a full-budget run
+    # about a second per GB.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -64,10 +66,11 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+def _npz_bytes(arrays: dict[str, np.ndarray]) -> memoryview:
+    """The npz file's bytes, as a view of the buffer (hashed and written without another copy)."""
     buf = io.BytesIO()
     np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
-    return buf.getvalue()
+    return buf.getbuffer()
 
 
 @dataclass
@@ -160,7 +163,7 @@ class ResultCache:
             return None
         return data
 
-    def _write(self, key: str, suffix: str, data: bytes, description: dict) -> None:
+    def _write(self, key: str, suffix: str, data: bytes | memoryview, description: dict) -> None:
         data_path, meta_path = self._paths(key, suffix)
         _atomic_write(data_path, data)
         meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
