@@ -36,7 +36,7 @@ from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
 from moecl_verify.numeric.draws import TaskSchedule
-from moecl_verify.numeric.moe import MoEConfig, MoEDraws, draw_moe_chunk, run_moe_batched
+from moecl_verify.numeric.moe import MoEConfig, run_moe_batched, stream_moe_chunk
 from moecl_verify.numeric.pool import TaskPool, make_pool
 from moecl_verify.numeric.seeding import generator_for
 
@@ -359,13 +359,16 @@ def summarize(pool: TaskPool, cfg: MoEConfig, run, schedule: TaskSchedule | None
 
 
 def _open_chunk(*, pool, cfg, size, T, s, sigma_t, seed, key, index, task_probs, window, edges, snapshot) -> dict:
-    """One chunk: draws of ``generator_for(seed, *key, "chunk", index)``, the engine, and the summaries."""
-    draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=s, features="definition1", sigma_t=sigma_t,
-                           beta_max=1.0, seed=seed, key=key, index=index, task_probs=task_probs)
+    """One chunk: draws of ``generator_for(seed, *key, "chunk", index)``, the engine, and the summaries.
+
+    The draws are streamed (never all in memory); the snapshot reruns the engine on the stream's first
+    ``snapshot`` rounds, which a shorter stream replays exactly (:mod:`numeric.streams`)."""
+    draws = stream_moe_chunk(pool, M=cfg.M, size=size, T=T, s=s, features="definition1", sigma_t=sigma_t,
+                             beta_max=1.0, seed=seed, key=key, index=index, task_probs=task_probs)
     run = run_moe_batched(pool, draws, cfg)
     snap = None
     if snapshot:
-        prefix = MoEDraws(draws.tasks[:, :snapshot], draws.X[:, :snapshot], draws.noise[:, :snapshot])
+        prefix = dataclasses.replace(draws, T=snapshot)
         snap = run_moe_batched(pool, prefix, dataclasses.replace(cfg, record_rounds=False))
     return summarize(pool, cfg, run, task_probs, window, edges, snap)
 
