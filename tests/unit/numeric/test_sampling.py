@@ -70,3 +70,19 @@ def test_a_stream_block_is_the_numpy_construction():
         beta = 1.0 - beta_gen.random((B, 11))
         want = _numpy_definition1(features_gen, stream.sigma_t, positions, beta, pool.V, block.tasks, pool.d, 3)
         assert block.X.tobytes() == want.swapaxes(0, 1).tobytes()
+
+
+def test_the_compiled_sampler_agrees_here_and_a_disagreement_falls_back_to_numpy(monkeypatch):
+    """The once-per-process check passes with the installed numba and numpy; where it fails, both fills are
+    numpy's own, with the same numbers."""
+    from moecl_verify.numeric import sampling
+
+    assert sampling.compiled_agrees()
+    monkeypatch.setattr(sampling, "_AGREES", [False])
+    pool = make_pool(generator_for(2, "sampling", "pool"), N=3, d=5, sigma0=0.3, signal_scale=1 / 0.3)
+    rng = generator_for(2, "sampling", "fallback")
+    positions, beta, tasks = rng.integers(0, 3, size=(4, 6)), 1.0 - rng.random((4, 6)), rng.integers(0, 3, size=(6, 4))
+    ours, theirs = generator_for(9, "fb"), generator_for(9, "fb")
+    got = definition1_features(ours, 0.1, positions, beta, pool.V, tasks, pool.d, 3)
+    assert got.tobytes() == _numpy_definition1(theirs, 0.1, positions, beta, pool.V, tasks, pool.d, 3).tobytes()
+    assert standard_normal(ours, (7,)).tobytes() == theirs.standard_normal(7).tobytes()
