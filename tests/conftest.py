@@ -30,7 +30,12 @@ def _private_cache_dir(tmp_path_factory):
 # widen the search locally with --hypothesis-seed or a different profile.
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
-_hypothesis_settings.register_profile("deterministic", derandomize=True, print_blob=True)
+# No deadline and no too-slow health check: the suite shares two cores with a background smoke run and
+# numba's compilation, so an example's wall time says nothing about the code under test.
+from hypothesis import HealthCheck as _HealthCheck  # noqa: E402
+
+_hypothesis_settings.register_profile("deterministic", derandomize=True, print_blob=True, deadline=None,
+                                      suppress_health_check=[_HealthCheck.too_slow])
 _hypothesis_settings.load_profile("deterministic")
 
 
@@ -154,13 +159,20 @@ def pytest_collection_finish(session):
         os.nice(5)
 
 
-def pytest_sessionfinish(session):
+def pytest_sessionfinish(session, exitstatus):
+    """A background process this process started is awaited (a worker that ends early may have started the
+    smoke run other workers' tests still wait for), unless the session was interrupted or is stopping on a
+    failure (-x, --maxfail): then it is killed, so no run is left behind."""
     import os
     import signal
 
+    stopping = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop) or bool(session.shouldfail)
     for process in _BACKGROUND:
-        if process.poll() is None:  # interrupted: do not leave the run behind
-            os.killpg(process.pid, signal.SIGTERM)
+        if process.poll() is None:
+            if stopping:
+                os.killpg(process.pid, signal.SIGTERM)
+            else:
+                process.wait()
 
 
 @pytest.fixture(scope="session")
