@@ -57,7 +57,9 @@ def test_quiet_prints_nothing_on_stderr(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_terminal_mode_draws_one_line_with_counts_and_the_current_work():
+def test_terminal_mode_draws_one_line_with_counts_and_the_current_work(monkeypatch):
+    # A terminal that draws frames (under TERM=dumb, rich's live display draws only the last one).
+    monkeypatch.setenv("TERM", "xterm")
     console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
     with RunDisplay(console=console) as display:
         display.claim(1, 3, "lemma5", "start")

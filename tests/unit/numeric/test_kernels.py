@@ -344,16 +344,17 @@ def test_choose_engine():
         kernels.choose_engine("numba", "top_k=2")
 
 
-def test_a_kernels_first_call_is_serialized_across_processes():
+def test_a_kernels_first_call_is_serialized_across_processes(tmp_path, monkeypatch):
     # While one process compiles (or loads) a kernel, another's first call of the same kernel waits: the lock is
-    # an exclusive flock on a file in the temporary directory, per kernel.
+    # an exclusive flock on a file in the temporary directory, per kernel.  The test's own temporary directory,
+    # so that other processes' locks (another checkout, another test worker) cannot be mistaken for ours.
     import fcntl
     import glob
     import tempfile
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with kernels._first_call_lock("moe_block"):
-        [path] = [p for p in glob.glob(f"{tempfile.gettempdir()}/moecl-verify-numba-*.lock")
-                  if _holds_lock(p, fcntl)]
+        [path] = [p for p in glob.glob(f"{tmp_path}/moecl-verify-numba-*.lock") if _holds_lock(p, fcntl)]
         with kernels._first_call_lock("single_expert_block"):  # another kernel's lock is free
             pass
     assert not _holds_lock(path, fcntl)
