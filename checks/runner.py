@@ -31,10 +31,12 @@ OPTIONAL_LIBRARIES = ("jax", "jaxlib", "scikit-learn")
 # Libraries every claim's numbers depend on besides numpy, sympy and mpmath.
 CORE_LIBRARIES = ("scipy", "numba")
 
-SIMULATION = ("draws streamed by round from one keyed stream per kind (numeric/streams.py); the single expert and "
-              "Algorithm 1 (top-1, auxiliary-loss balancing, learned router) by the compiled numba kernels of "
-              "numeric/kernels.py, every other configuration and every per-round trace by the numpy engine; the "
-              "two agree to rounding (tested to 1e-9 relative)")
+SIMULATION = ("draws streamed by round from one keyed stream per kind (numeric/streams.py), the normals by numba's "
+              "compilation of numpy's own sampler (the same numbers, checked in every process; numpy's fill where "
+              "they would differ); the single expert and Algorithm 1 with every option of its configuration "
+              "(top-k, balancing rule, router, per-round records) by the compiled numba kernels of "
+              "numeric/kernels.py, the per-round traces some lemmas read (an observer of every round) by the numpy "
+              "engine; the two engines agree to rounding (tested to 1e-9 relative)")
 
 
 def versions() -> dict:
