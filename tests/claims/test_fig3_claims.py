@@ -60,23 +60,40 @@ def test_t_equivalent_standard_error_gives_students_p_value(n):
 
 
 def test_without_the_dnn_extra_every_entry_is_not_checkable_and_says_how_to_install(monkeypatch):
+    # Hide every module of the extra, so the test holds whether the machine has none, some or all of it.
     real = fig3_runs.importlib.import_module
+    hidden = set(fig3_runs.REQUIRED)
 
-    def no_jax(name, *args, **kwargs):
-        if name == "jax":
-            raise ImportError("No module named 'jax'")
+    def without_the_extra(name, *args, **kwargs):
+        if name.split(".")[0] in hidden:
+            raise ImportError(f"No module named {name!r}")
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(fig3_runs.importlib, "import_module", no_jax)
+    monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
     ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    assert fig3_runs.missing_libraries(ctx) == ["jax", "scikit-learn"]
     for claim_id in IDS:
         entries = MEASURES[claim_id](ctx)
         assert [e.config["part"] for e in entries] == [f"tasks: {d}" for d in fig3_runs.DEFINITIONS]
         for e in entries:
             assert isinstance(e, ClaimResult) and e.id == claim_id
             assert e.verdict == "not_checkable" and e.evidence_type == "exact" and e.p_value is None
-            assert "jax" in e.evidence and 'pip install ".[dnn]"' in e.evidence
-    assert fig3.curves(ctx) == {"available": False, "reason": fig3_runs.unavailable_reason(["jax"])}
+            assert "jax" in e.evidence and "scikit-learn" in e.evidence and 'pip install ".[dnn]"' in e.evidence
+    assert fig3.curves(ctx) == {"available": False, "reason": fig3_runs.unavailable_reason(["jax", "scikit-learn"])}
+
+
+def test_with_mnist_files_only_jax_is_needed(monkeypatch, tmp_path):
+    # With --mnist, scikit-learn's bundled digits are not read, so only jax is asked for.
+    real = fig3_runs.importlib.import_module
+
+    def without_the_extra(name, *args, **kwargs):
+        if name.split(".")[0] in set(fig3_runs.REQUIRED):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
+    ctx = Context(budget=BUDGETS["smoke"], seed=0, mnist_dir=str(tmp_path))
+    assert fig3_runs.missing_libraries(ctx) == ["jax"]
 
 
 @pytest.fixture(scope="module")
