@@ -148,7 +148,11 @@ class ChunkRunner:
     executor: Any = field(default_factory=InProcess)
     cache: ResultCache | None = None
 
-    def run(self, chunks: Sequence[Chunk], progress: Callable[[int, int], object] | None = None) -> list[dict]:
+    def run(self, chunks: Sequence[Chunk], progress: Callable[[int, int], object] | None = None,
+            reduce: Callable[[dict], Any] | None = None) -> list:
+        """Each chunk's arrays, in the chunks' order; with ``reduce``, ``reduce(arrays)`` of each instead, applied
+        as the chunk arrives (the cache stores the whole arrays), so only the reduced results are held."""
+        keep = reduce or (lambda arrays: arrays)
         total = sum(c.size for c in chunks)
         results: list[dict | None] = [None] * len(chunks)
         keys = [cache_key(c) for c in chunks] if self.cache is not None else [None] * len(chunks)
@@ -159,7 +163,7 @@ class ChunkRunner:
             if hit is None:
                 pending.append(i)
             else:
-                results[i] = hit
+                results[i] = keep(hit)
                 done += chunk.size
         if done and progress is not None:
             progress(done, total)
@@ -167,7 +171,7 @@ class ChunkRunner:
             i = pending[position]
             if self.cache is not None:
                 self.cache.put(keys[i], arrays, description(chunks[i]))
-            results[i] = arrays
+            results[i] = keep(arrays)
             done += chunks[i].size
             if progress is not None:
                 progress(done, total)

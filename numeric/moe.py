@@ -45,6 +45,7 @@ from moecl_verify.numeric.draws import MoEDraws, ReplicateRounds, TaskSchedule, 
 from moecl_verify.numeric.expert import min_norm_update
 from moecl_verify.numeric.gate import (AUX_FACTORS, gate_outputs, route, softmax, softmax_chain_gradient,
                                        task_loss_gradient)
+from moecl_verify.numeric.kept import Keep, KeptRun, reduce_arrays
 from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.single_expert import blocks_of, round_major_blocks
 from moecl_verify.numeric.streams import DrawStream
@@ -795,8 +796,12 @@ def simulate_moe(
     runner: ChunkRunner | None = None,
     task_probs: TaskSchedule | None = None,
     engine: str | None = None,
-) -> MoERun:
+    keep: Keep | None = None,
+) -> MoERun | KeptRun:
     """R replicates in chunks; chunk i draws from ``generator_for(seed, *key, "chunk", i)``.
+
+    ``keep`` (:mod:`numeric.kept`): hold only the records it names, cut from each chunk as it arrives; the
+    result is then a :class:`~numeric.kept.KeptRun` (None: the whole :class:`MoERun`).
 
     ``runner`` decides where chunks run and whether they are cached
     (:mod:`numeric.chunks`); the result does not depend on it.  ``task_probs``
@@ -811,6 +816,9 @@ def simulate_moe(
               size=size)
         for i, size in enumerate(chunk_sizes(R, chunk_size))
     ]
+    if keep is not None:
+        reduced = (runner or default_runner()).run(chunks, progress, reduce=lambda a: reduce_arrays(a, keep, T))
+        return KeptRun.concatenate(reduced, keep, T)
     results = (runner or default_runner()).run(chunks, progress)
     return MoERun.concatenate([MoERun.from_arrays(a) for a in results])
 

@@ -18,21 +18,25 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.model import HorizonTest, Measurement
 from moecl_verify.checks.stats import MeanTest
+from moecl_verify.numeric.kept import Keep
 from moecl_verify.numeric.moe import simulate_moe
 
 
 def variant(ctx: Context, module, M: int, k: int, features: str = "definition1"):
     """The configuration of Theorem 1 or 2 with another number of experts (pool k, own draws).
 
-    ``module`` is :mod:`checks.experiments.thm1_runs` or :mod:`checks.experiments.thm2_runs`.
+    ``module`` is :mod:`checks.experiments.thm1_runs` or :mod:`checks.experiments.thm2_runs`.  The insights read
+    F_T, G_T and the freeze round, so that is all the run keeps (:mod:`numeric.kept`).
     """
 
     def compute():
         pool = module.task_pool(k)
         c = module.CONFIG
+        final = (c["T"],)
         run = simulate_moe(pool, module.moe_config(M), R=module.REPLICATES[ctx.budget.name], T=c["T"], s=c["s"],
                            features=features, sigma_t=c["sigma_t"], seed=ctx.seed,
                            key=("insights", module.VARIANT_KEY, M, features, k), chunk_size=1000,
+                           keep=Keep(whole=("freeze_round",), rounds={"forgetting": final, "generalization": final}),
                            progress=lambda done, total: ctx.progress(f"insights M={M} pool {k}", done, total),
                            runner=ctx.runner)
         return run

@@ -29,6 +29,13 @@ REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
 VARIANT_KEY = "checks.claims.thm1"
+# The rounds at which the Theorem 1 claims read F_t: eq. (19) during exploration, the late identity after it.
+# The runs keep F_t and G_t at these rounds only (and at T1 and T, which every reader may use).
+EARLY = (2, 5, 10, 20)
+LATE = (40, 100, 200)
+ROUNDS_READ = {"forgetting": EARLY + LATE}
+
+
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
     return pool_indices(ctx.budget.name)
@@ -46,4 +53,4 @@ def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
 
 def run(ctx: Context, features: str, k: int):
     """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
-    return theorem_setting.run(ctx, "thm1", CONFIG, REPLICATES, task_pool, features, k)
+    return theorem_setting.run(ctx, "thm1", CONFIG, REPLICATES, task_pool, features, k, ROUNDS_READ)

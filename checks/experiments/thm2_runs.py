@@ -27,6 +27,10 @@ REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
 VARIANT_KEY = "checks.claims.thm2"
+# Theorem 2's claims and C4 read F_t and G_t at T only, which every run keeps.
+ROUNDS_READ: dict = {}
+
+
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
     return pool_indices(ctx.budget.name)
@@ -44,4 +48,4 @@ def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
 
 def run(ctx: Context, features: str, k: int):
     """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
-    return theorem_setting.run(ctx, "thm2", CONFIG, REPLICATES, task_pool, features, k)
+    return theorem_setting.run(ctx, "thm2", CONFIG, REPLICATES, task_pool, features, k, ROUNDS_READ)

@@ -61,7 +61,7 @@ from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import conditional_reading, theorems_at_fig2, thm1_runs
 from moecl_verify.checks.experiments.theorem_bounds import eq19_rhs, eq20_rhs
-from moecl_verify.checks.experiments.thm1_runs import CONFIG, REPLICATES, SIGMA0
+from moecl_verify.checks.experiments.thm1_runs import CONFIG, EARLY, LATE, REPLICATES, SIGMA0
 from moecl_verify.checks.model import (ClaimResult, HorizonTest, Interpretation, Measurement, Slip, bound_case,
                                        exact_result)
 from moecl_verify.checks.registry import Claim, register
@@ -73,8 +73,6 @@ from moecl_verify.theory import prop4, task_averaged
 from moecl_verify.theory import thm1 as theory_thm1
 from moecl_verify.theory.symbols import T
 
-EARLY = (2, 5, 10, 20)
-LATE = (40, 100, 200)
 SOURCE = "Section 5.1, Theorem 1, eq. (19)-(20); proof Appendix I.2"
 # The conditional reading is decided exactly (an exhaustive rational search); the realized sequences it also
 # scans are those of pool 0's gaussian run.
