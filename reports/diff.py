@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from moecl_verify.reports import results_json
+
 # Fields of an entry that hold measured or derived numbers.
 NUMBER_FIELDS = ("expected", "observed", "stderr", "p_value", "false_fail_rate", "min_detectable", "horizons")
 # Fields of an entry that hold wording (evidence, formulas, differences).
@@ -58,20 +60,11 @@ class RunDiff:
 
 
 def load(path: str | Path) -> dict:
-    """A results.json (or a report folder holding one) as a dict; ``ValueError`` naming the path when it is
-    not one."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "results.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{str(path)!r}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{str(path)!r}: not JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise ValueError(f"{str(path)!r}: not a moecl-verify results.json (no 'results' list)")
-    return data
+    """A results.json (or a report folder holding one) as a validated dict: the one reader of
+    :mod:`moecl_verify.reports.results_json`, so a file ``report --from`` refuses is refused here too, and
+    an unknown verdict can never pass for a moved one. Raises ``ResultsFileError`` (a ``ValueError``), one
+    line naming the file and its first problem."""
+    return results_json.read(path)
 
 
 def entry_key(entry: dict) -> str:

@@ -138,12 +138,11 @@ def test_version_help_defaults_and_list_order(capsys):
     assert len(offsets) == 1
 
 
-def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path):
+def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path, results_document):
     entry = {"id": "x", "form": "stated", "verdict": "confirmed", "config": {"features": "-"}, "expected": 1.0,
              "observed": 1.0, "stderr": 0.1, "p_value": 0.5, "false_fail_rate": 1e-3, "min_detectable": 0.1}
-    old = {"tool": "moecl-verify", "results": [entry], "meta": {"versions": {"numpy": "1"}}}
-    new = {"tool": "moecl-verify", "results": [dict(entry, verdict="refuted", p_value=1e-9)],
-           "meta": {"versions": {"numpy": "2"}}}
+    old = results_document(entry, meta={"versions": {"numpy": "1"}})
+    new = results_document(dict(entry, verdict="refuted", p_value=1e-9), meta={"versions": {"numpy": "2"}})
     for name, doc in (("old.json", old), ("new.json", new)):
         (tmp_path / name).write_text(json.dumps(doc))
     proc = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
@@ -156,13 +155,13 @@ def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "cannot read" in bad.stderr
 
 
-def test_diff_exits_1_only_for_a_reversed_finding_unless_strict(tmp_path):
+def test_diff_exits_1_only_for_a_reversed_finding_unless_strict(tmp_path, results_document):
     def entry(eid, verdict, observed=1.0):
         return {"id": eid, "form": "stated", "verdict": verdict, "config": {}, "expected": 1.0, "observed": observed,
                 "stderr": 0.1, "p_value": 0.5, "false_fail_rate": 1e-3, "min_detectable": 0.1}
 
-    old = {"results": [entry("a", "confirmed"), entry("b", "inconclusive"), entry("gone", "refuted")]}
-    new = {"results": [entry("a", "confirmed", observed=1.01), entry("b", "refuted"), entry("new", "confirmed")]}
+    old = results_document(entry("a", "confirmed"), entry("b", "inconclusive"), entry("gone", "refuted"))
+    new = results_document(entry("a", "confirmed", observed=1.01), entry("b", "refuted"), entry("new", "confirmed"))
     (tmp_path / "run1").mkdir()
     (tmp_path / "run1" / "results.json").write_text(json.dumps(old))
     (tmp_path / "new.json").write_text(json.dumps(new))
@@ -174,7 +173,7 @@ def test_diff_exits_1_only_for_a_reversed_finding_unless_strict(tmp_path):
     assert cli("diff", "--strict", str(tmp_path / "run1"), str(tmp_path / "new.json")).returncode == 1
     only = cli("diff", "--only", "refuted", str(tmp_path / "run1"), str(tmp_path / "new.json")).stdout
     assert "b [stated]" in only and "gone [stated]" in only and "new [stated]" not in only and "a [stated]" not in only
-    new["results"][0] = entry("a", "refuted")
+    new = results_document(entry("a", "refuted"), entry("b", "refuted"), entry("new", "confirmed"))
     (tmp_path / "new.json").write_text(json.dumps(new))
     flipped = cli("diff", str(tmp_path / "run1"), str(tmp_path / "new.json"))
     assert flipped.returncode == 1 and "FLIP VERDICT a [stated] {}: confirmed -> refuted" in flipped.stdout

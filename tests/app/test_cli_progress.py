@@ -120,7 +120,7 @@ def test_closing_lines_are_short_and_name_the_report(tmp_path, capsys):
 def _entry(claim_id: str, verdict: str, part: str) -> ClaimResult:
     return ClaimResult(id=claim_id, source="-", kind="bound", form="stated", verdict=verdict, expected=1.0,
                        observed=1.0, stderr=0.1, p_value=0.5, false_fail_rate=1e-3, min_detectable=0.01,
-                       config={"part": part}, evidence="e")
+                       config={"part": part}, evidence="e", evidence_type="mean")
 
 
 def test_list_from_shows_each_claims_last_verdicts_aligned(tmp_path, capsys):

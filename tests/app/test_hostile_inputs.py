@@ -18,11 +18,23 @@ as documented (exit 0, finite output, a one-line note on stderr where the settin
 | --claims matching nothing              | exit 2, names --claims                                        |
 | --out that cannot be created/written   | exit 2, names --out                                           |
 | cache directory locked by another run  | exit 2 (tests/checks/test_cli_cache.py)                       |
+| results.json without meta (diff)       | exit 2, names the file and the missing field                  |
+| an entry with verdict "maybe" (diff)   | exit 2, names the entry's field and the four verdicts         |
+| results.json of a newer schema         | exit 2, names the schema and the ones this version reads      |
+| truncated results.json (report --from) | exit 2, names the file, says it ends early; nothing written   |
+| a bad --from file (list)               | exit 2; a bad default report/results.json: warning, exit 0    |
+| MNIST IDX header not matching its size | exit 2 before any claim runs, names the file (plain or .gz)   |
+| MNIST file that is a folder            | exit 2, names the missing file                                |
+| unreadable MNIST folder                | exit 2 (skipped as root)                                      |
+
+tests/app/test_fuzz_inputs.py mutates results.json and IDX files at random for the same answers.
 """
 
+import gzip
 import json
 import math
 import os
+import struct
 
 import pytest
 
@@ -132,3 +144,101 @@ def test_out_inside_a_read_only_directory(capsys, tmp_path):
     finally:
         tmp_path.chmod(0o700)
     assert code == 2 and "--out" in err
+
+
+def _refused(err: str, *words: str) -> bool:
+    return err.count("\n") == 1 and err.startswith("moecl-verify: error:") and all(w in err for w in words)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda doc: doc.pop("meta"), ["meta: missing"]),
+    (lambda doc: doc["results"][0].update(verdict="maybe"),
+     ["results[0].verdict: 'maybe' is not one of confirmed, refuted, inconclusive, not_checkable"]),
+    (lambda doc: doc.update(schema_version=3), ["written by a newer moecl-verify: schema 3, this version reads 1, 2"]),
+    (lambda doc: doc["results"][0].update(form="guessed"), ["results[0].form", "stated, corrected, derived"]),
+    (lambda doc: doc["results"][0].pop("evidence_type"), ["results[0].evidence_type: missing"]),
+])
+def test_diff_refuses_a_bad_results_file_in_one_line(capsys, tmp_path, results_document, change, words):
+    # Before: no meta was a KeyError traceback with exit 1 (which CI reads as a reversed finding), and an
+    # unknown verdict passed for a moved one.
+    doc = results_document({})
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(doc))
+    change(doc)
+    bad.write_text(json.dumps(doc))
+    for args in ((str(good), str(bad)), (str(bad), str(good))):
+        code, out, err = _run(capsys, "diff", *args)
+        assert code == 2 and out == "" and _refused(err, "diff:", repr(str(bad)), *words), err
+
+
+def test_report_from_a_truncated_file_writes_nothing(capsys, tmp_path, tiny_run):
+    from moecl_verify.reports import results_json
+
+    path = results_json.write(tiny_run, tmp_path / "results.json")
+    path.write_text(path.read_text(encoding="utf-8")[:-200], encoding="utf-8")
+    code, out, err = _run(capsys, "report", "--from", str(path), "--out", str(tmp_path / "out"), "--format", "json")
+    assert code == 2 and out == "" and _refused(err, "--from", repr(str(path)), "truncated"), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_list_refuses_a_bad_from_file_and_warns_about_a_bad_default(capsys, tmp_path, monkeypatch, results_document):
+    doc = results_document({})
+    doc["results"][0]["verdict"] = "maybe"  # ClaimResult itself refuses it: only a file can hold it
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "results.json").write_text(json.dumps(doc))
+    code, _, err = _run(capsys, "list", "--from", str(tmp_path / "report"))
+    assert code == 2 and _refused(err, "--from", "results[0].verdict"), err
+    monkeypatch.chdir(tmp_path)  # the default file, report/results.json: the listing goes on without verdicts
+    code, out, err = _run(capsys, "list")
+    assert code == 0 and "lemma2" in out
+    assert err.count("\n") == 1 and err.startswith("moecl-verify: warning:") and "verdicts left out" in err
+
+
+def _idx(shape: tuple[int, ...], data: bytes) -> bytes:
+    """An IDX file of unsigned bytes, written from the format's description: its header may claim any shape."""
+    return bytes([0, 0, 0x08, len(shape)]) + b"".join(struct.pack(">I", n) for n in shape) + data
+
+
+def _mnist_folder(folder, compressed=False):
+    """Four well-formed, tiny MNIST files (3 training and 2 test images of 28 x 28)."""
+    folder.mkdir()
+    for name, shape in (("train-images-idx3-ubyte", (3, 28, 28)), ("train-labels-idx1-ubyte", (3,)),
+                        ("t10k-images-idx3-ubyte", (2, 28, 28)), ("t10k-labels-idx1-ubyte", (2,))):
+        data = _idx(shape, bytes(math.prod(shape)))
+        (folder / (name + (".gz" if compressed else ""))).write_bytes(gzip.compress(data) if compressed else data)
+    return folder
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_mnist_file_whose_header_does_not_match_its_size_stops_the_run_before_it_starts(capsys, tmp_path, compressed):
+    # Before: IdxError with a traceback and exit 1, once Figure 3's claim had started.
+    folder = _mnist_folder(tmp_path / "mnist", compressed)
+    name = "train-images-idx3-ubyte" + (".gz" if compressed else "")
+    data = _idx((2**31, 28, 28), bytes(100))
+    (folder / name).write_bytes(gzip.compress(data) if compressed else data)
+    out = tmp_path / "out"
+    code, _, err = _run(capsys, "run", "--mnist", str(folder), "--claims", "lemma2", "--out", str(out), "--quiet",
+                        "--format", "json")
+    assert code == 2 and _refused(err, "--mnist", str(folder / name), "needs"), err
+    assert not (out / "results.json").exists()
+
+
+def test_mnist_file_that_is_a_folder_is_refused(capsys, tmp_path):
+    folder = _mnist_folder(tmp_path / "mnist")
+    (folder / "t10k-labels-idx1-ubyte").unlink()
+    (folder / "t10k-labels-idx1-ubyte").mkdir()
+    code, _, err = _run(capsys, "run", "--mnist", str(folder), "--claims", "lemma2", "--out", str(tmp_path / "o"))
+    assert code == 2 and _refused(err, "--mnist", "t10k-labels-idx1-ubyte"), err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
+@pytest.mark.parametrize("locked", ["folder", "file"])
+def test_unreadable_mnist_folder_or_file_is_refused(capsys, tmp_path, locked):
+    folder = _mnist_folder(tmp_path / "mnist")
+    target = folder if locked == "folder" else folder / "train-labels-idx1-ubyte"
+    target.chmod(0)
+    try:
+        code, _, err = _run(capsys, "run", "--mnist", str(folder), "--claims", "lemma2", "--out", str(tmp_path / "o"))
+    finally:
+        target.chmod(0o700)
+    assert code == 2 and _refused(err, "--mnist"), err

@@ -1,6 +1,8 @@
 """results.json and report.md: contract fields, round trip, byte-identical reruns."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -74,6 +76,83 @@ def test_load_rejects_foreign_files(tmp_path):
     bad.write_text('{"tool": "other"}')
     with pytest.raises(ValueError):
         results_json.load(bad)
+
+
+def _tiny_document() -> dict:
+    from moecl_verify.checks.model import RunResult, exact_result
+
+    entry = exact_result("lemma2", "Lemma 2", "bound", "the constant", "refuted", "a counterexample", "2/lambda")
+    return results_json.as_document(RunResult((entry,), (), (), {"seed": 0}, ({
+        "id": "lemma2", "source": "Lemma 2", "kind": "bound", "summary": "s", "notes": "", "statement": "x",
+        "preconditions": []},)))
+
+
+def test_results_schema_is_a_valid_schema_whose_closed_sets_are_the_codes():
+    """The schema is shipped data, kept in step with the constants it copies (and with the evidence types
+    checks/decide.py and checks/model.py write, which no constant names)."""
+    from jsonschema import Draft202012Validator
+
+    import moecl_verify.checks as checks
+    from moecl_verify.checks.model import FORMS, SLIP_CLASSES, VERDICTS
+    from moecl_verify.checks.registry import KINDS
+
+    schema = results_json.schema()
+    Draft202012Validator.check_schema(schema)
+    defs = schema["$defs"]
+    assert tuple(defs["verdict"]["enum"]) == VERDICTS
+    assert tuple(defs["entry"]["properties"]["form"]["enum"]) == FORMS
+    assert tuple(defs["slip"]["properties"]["class"]["enum"]) == SLIP_CLASSES
+    assert tuple(defs["claim"]["properties"]["kind"]["enum"]) == KINDS
+    written = set()
+    for path in Path(checks.__file__).parent.rglob("*.py"):
+        for found in re.findall(r'evidence_type=("\w+")(?: if .*? else ("\w+"))?', path.read_text(encoding="utf-8")):
+            written.update(json.loads(v) for v in found if v)
+    assert written == set(defs["entry"]["properties"]["evidence_type"]["enum"])
+    assert schema["properties"]["schema_version"]["enum"] == list(results_json.READABLE_SCHEMAS)
+
+
+def test_a_schema_1_file_without_evidence_types_is_read(tmp_path):
+    doc = _tiny_document()
+    doc["schema_version"] = 1
+    del doc["results"][0]["evidence_type"], doc["artifacts"]  # the first schema-1 files had no artifacts either
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    run = results_json.load(tmp_path)  # the folder holding it, as diff and list accept
+    assert run.results[0].evidence_type == "" and run.results[0].verdict == "refuted" and run.artifacts == {}
+
+
+@pytest.mark.parametrize("text, problem", [
+    (lambda t: t.replace('"seed": 0', '"seed": NaN'), "meta.seed: NaN is not a finite number"),
+    (lambda t: t.replace('"seed": 0', '"seed": 1e999'), "meta.seed: 1e999 is not a finite number"),
+    (lambda t: t.replace('"seed": 0', '"seed": ' + "9" * 5000), "meta.seed: 999"),
+    (lambda t: t.replace('"id": "lemma2"', '"id": "\\ud800"', 1), "claims[0].id: not text (a lone surrogate"),
+    (lambda t: t.replace('"id": "lemma2"', '"id": "lemma2\\n"', 1), "claims[0].id: 'lemma2\\n' is not an id"),
+    (lambda t: t.replace('"seed": 0', '"seed": ' + "[" * 70 + "]" * 70), "nested deeper than 64 levels"),
+    (lambda t: t.replace('"seed": 0', '"seed": ' + "[" * 50_000 + "]" * 50_000), "nested deeper than 64 levels"),
+    (lambda t: t.replace('"seed": 0', '"seed": -1'), "meta.seed: -1 is below 0"),
+    (lambda t: t.replace('"seed": 0', '"seed": "0"'), "meta.seed: expected integer, got string '0'"),
+    (lambda t: t.replace('"refuted": 1', '"refuted": 2'), "summary.refuted: 2, but the results hold 1 refuted"),
+    (lambda t: t.replace('"tool": "moecl-verify"', '"tool": "other"'), "not a moecl-verify results file ('tool' is"),
+    (lambda t: t[:-30], "the file ends early (truncated?)"),
+    (lambda t: "[]", "not a moecl-verify results file: a JSON array, not an object"),
+    (lambda t: b"\xff" + t.encode(), "not UTF-8 text (byte 0xff at offset 0)"),
+])
+def test_read_refuses_in_one_line_naming_the_file_and_the_field(tmp_path, text, problem):
+    good = json.dumps(_tiny_document(), indent=2)
+    path = tmp_path / "bad.json"
+    bad = text(good)
+    path.write_bytes(bad if isinstance(bad, bytes) else bad.encode("utf-8"))
+    with pytest.raises(results_json.ResultsFileError) as caught:
+        results_json.read(path)
+    message = str(caught.value)
+    assert message.startswith(f"{str(path)!r}: ") and "\n" not in message and problem in message, message
+
+
+@pytest.mark.parametrize("where, problem", [("folder", "cannot read (No such file or directory)"),
+                                            ("device", "not a regular file")])
+def test_read_refuses_what_is_not_a_results_file(tmp_path, where, problem):
+    path = tmp_path if where == "folder" else Path("/dev/zero")  # /dev/zero would never end
+    with pytest.raises(results_json.ResultsFileError, match=re.escape(problem)):
+        results_json.read(path)
 
 
 def test_scaling_table_lists_fits_with_intervals_and_local_exponents():

@@ -225,7 +225,8 @@ def test_a_built_wheel_holds_only_moecl_verify(tmp_path):
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert top == {"moecl_verify"}
     for module in ("moecl_verify/cli.py", "moecl_verify/theory/prop4.py", "moecl_verify/numeric/moe.py",
-                   "moecl_verify/checks/registry.py", "moecl_verify/reports/markdown.py"):
+                   "moecl_verify/checks/registry.py", "moecl_verify/reports/markdown.py",
+                   "moecl_verify/reports/results.schema.json"):  # package data, listed in pyproject.toml
         assert module in names
     # Every claim module of the checkout is in the wheel.
     claims = [f"moecl_verify/checks/claims/{p.relative_to(ROOT / 'checks' / 'claims').as_posix()}"

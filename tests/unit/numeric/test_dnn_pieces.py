@@ -46,6 +46,10 @@ def test_idx_big_endian_types_become_native_values():
     (b"\x00\x00\x07\x01\x00\x00\x00\x01\x05", "unknown IDX type"),
     (b"\x00\x00\x08\x02\x00\x00\x00\x02", "truncated header"),
     (b"\x00\x00\x08\x01\x00\x00\x00\x03\x01\x02", "data bytes"),
+    # more dimensions than numpy's arrays have, all of length 1, with the one byte they need
+    (bytes([0, 0, 8, 40]) + b"\x00\x00\x00\x01" * 40 + b"\x05", "40 dimensions"),
+    # no data, as a zero dimension asks, but the others multiply beyond numpy's index range
+    (bytes([0, 0, 8, 3]) + b"\x00" * 4 + b"\xff" * 8, "too large for an array"),
 ])
 def test_malformed_idx_is_refused(data, message):
     with pytest.raises(IdxError, match=message):
