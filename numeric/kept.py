@@ -55,8 +55,9 @@ def reduce_arrays(arrays: Mapping[str, np.ndarray], keep: Keep, T: int) -> dict[
 class RoundColumns:
     """A per-round record (R, T) of which only some columns were kept.
 
-    Reads as the whole record does for the kept rounds, ``x[:, t - 1]`` (or ``x[:, -1]`` for round T), and
-    raises ``IndexError`` naming the rounds kept for any other read.
+    Reads as the whole record does for the kept rounds, ``x[:, t - 1]`` (or ``x[:, -1]`` for round T, or
+    ``x[:, ts - 1]`` for an integer array ``ts`` of kept rounds), and raises ``IndexError`` naming the rounds kept
+    for any other read.
     """
 
     def __init__(self, values: np.ndarray, columns: Sequence[int], T: int, name: str):
@@ -69,12 +70,21 @@ class RoundColumns:
         return (self._values.shape[0], self._T)
 
     def __getitem__(self, key):
-        if isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None) and isinstance(key[1], (int, np.integer)):
-            column = int(key[1]) + (self._T if int(key[1]) < 0 else 0)
-            if column in self._position:
-                return self._values[:, self._position[column]]
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], slice) and key[0] == slice(None):
+            wanted = key[1]
+            if isinstance(wanted, (int, np.integer)):
+                column = self._column(wanted)
+                if column in self._position:
+                    return self._values[:, self._position[column]]
+            elif isinstance(wanted, np.ndarray) and wanted.ndim == 1 and wanted.dtype.kind in "iu":
+                columns = [self._column(c) for c in wanted]
+                if all(c in self._position for c in columns):
+                    return self._values[:, [self._position[c] for c in columns]]
         kept = ", ".join(str(c + 1) for c in self._columns)
         raise IndexError(f"{self._name}: only rounds t in {{{kept}}} were kept (read as [:, t - 1]); got {key!r}")
+
+    def _column(self, index) -> int:
+        return int(index) + (self._T if int(index) < 0 else 0)
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,11 @@ class KeptRun:
         # Integer records are stored as int16 where they fit (the cache's layout); callers get int64, as from a
         # whole run, one record at a time.
         return values.astype(np.int64) if values.dtype == np.int16 else values
+
+    @property
+    def R(self) -> int:
+        """Replicates."""
+        return next(iter(self.arrays.values())).shape[0]
 
     @property
     def nbytes(self) -> int:

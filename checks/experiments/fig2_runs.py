@@ -17,10 +17,13 @@ uses "the same synthetic data generation").
 
 from __future__ import annotations
 
+import numpy as np
+
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments.model_readings import BETA_DISTRIBUTION, SIGMA0_CONVENTION
 from moecl_verify.checks.experiments.pools import POOL_SEED
 from moecl_verify.checks.model import Interpretation
+from moecl_verify.numeric.kept import Keep
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool, make_pool
 from moecl_verify.numeric.seeding import generator_for
@@ -31,6 +34,14 @@ FIG2 = dict(
     Gamma=SIGMA0**1.25, signal_scale=1.0, beta_max=1.0, features="definition1",
 )
 REPLICATES = {"smoke": 20, "standard": 100, "full": 400}
+# What the readers of these runs read (numeric.kept): the routed experts of every round and the freeze round
+# (Theorems 1-2 at Figure 2's configuration, Figure 2's "M = 20 converges later"), F_t and G_t at Theorem 1's
+# rounds (EARLY, LATE, T1) and at the figure's curve points (CURVE_ROUNDS, thinned to CURVE_POINTS), and at T.
+# The runs keep only these: at the full budget about 3 MB a run instead of 32 MB, for some 70 runs.
+EARLY = (2, 5, 10, 20)
+LATE = (100, 1000, 2000)
+CURVE_POINTS = 200
+CURVE_ROUNDS = tuple(int(t) for t in np.unique(np.linspace(1, FIG2["T"], CURVE_POINTS).round().astype(int)))
 INTERPRETATIONS = (
     SIGMA0_CONVENTION,
     BETA_DISTRIBUTION,
@@ -126,18 +137,26 @@ def moe_config(M: int, termination: bool) -> MoEConfig:
     )
 
 
+def kept(cfg: MoEConfig) -> Keep:
+    """What a Figure 2 run keeps (see :data:`EARLY`)."""
+    rounds = tuple(sorted({*EARLY, *LATE, *CURVE_ROUNDS, cfg.exploration_rounds, FIG2["T"]}))
+    return Keep(whole=("chosen", "freeze_round"), rounds={"forgetting": rounds, "generalization": rounds})
+
+
 def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True,
         pool: int = 0):
     """One configuration on task pool ``pool``; replicate draws keyed by (M, pool) only, so with and without
-    termination share them (paired), as do the feature-signal scales and the clustered and i.i.d. pools."""
+    termination share them (paired), as do the feature-signal scales and the clustered and i.i.d. pools.  The run
+    keeps what its readers read (:func:`kept`)."""
 
     def compute():
         R = REPLICATES[ctx.budget.name]
         label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
                  f" pool {pool}")
+        cfg = moe_config(M, termination)
         return simulate_moe(
             _draw_pool(signal_scale, clustered, pool),
-            moe_config(M, termination),
+            cfg,
             R=R,
             T=FIG2["T"],
             s=FIG2["s"],
@@ -149,6 +168,7 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             chunk_size=100,
             progress=lambda done, total: ctx.progress(label, done, total),
             runner=ctx.runner,
+            keep=kept(cfg),
         )
 
     return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name), compute)

@@ -25,15 +25,13 @@ from __future__ import annotations
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import fig2_runs
-from moecl_verify.checks.experiments.fig2_runs import FIG2, REPLICATES
+from moecl_verify.checks.experiments.fig2_runs import EARLY, FIG2, LATE, REPLICATES
 from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.experiments.theorem_bounds import eq19_rhs, eq20_rhs, eq22_rhs, psi
 from moecl_verify.checks.model import HorizonTest, Measurement, bound_case
 
 THM1_EXPERTS = (10, 20)
 THM2_EXPERTS = (5,)
-EARLY = (2, 5, 10, 20)
-LATE = (100, 1000, 2000)
 R_RATIO = 1 - FIG2["s"] / FIG2["d"]
 
 

@@ -50,7 +50,6 @@ MOE_EXPERTS = (5, 10, 20)
 SCALE_SWEEP = (1.0, 2.5, 10.0)
 NEAR_ZERO = 0.1  # "almost zero": below 10% of the single expert's level at T
 NOT_BETTER_MARGIN = 0.05  # "no better": within 5% of the single expert's level
-CURVE_POINTS = 200
 
 
 def _final(run, metric: str) -> np.ndarray:
@@ -190,10 +189,9 @@ def measure_more_experts(ctx: Context) -> list[Measurement]:
 
 
 def curves(ctx: Context) -> dict:
-    """Mean and standard error of F_t and G_t per configuration on task pool 0, thinned to CURVE_POINTS rounds
-    (for the figure)."""
-    T = FIG2["T"]
-    idx = np.unique(np.linspace(1, T, CURVE_POINTS).round().astype(int))
+    """Mean and standard error of F_t and G_t per configuration on task pool 0, at the rounds
+    ``fig2_runs.CURVE_ROUNDS`` (T thinned to ``CURVE_POINTS``; for the figure)."""
+    idx = np.array(fig2_runs.CURVE_ROUNDS)
     out = {"pool": 0, "pool_seed": POOL_SEED, "rounds": idx.tolist(), "series": []}
     for termination in (True, False):
         for M in EXPERTS:

@@ -36,6 +36,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
+from moecl_verify.numeric.kept import Keep
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
@@ -55,6 +56,10 @@ def _cfg(router: str) -> MoEConfig:
     return MoEConfig(M=CONFIG["M"], eta=0.5, alpha=0.5, lam=0.3, Gamma=SIGMA0**1.25)
 
 
+# What the check reads of each run (numeric.kept): every round's task and expert, and G_t at HORIZONS.
+KEEP = Keep(whole=("tasks", "chosen"), rounds={"generalization": HORIZONS})
+
+
 def _run(ctx: Context, router: str, features: str):
     pool = make_pool(generator_for(ctx.seed, "lemma16", "pool"), N=CONFIG["N"], d=CONFIG["d"], sigma0=SIGMA0,
                      signal_scale=CONFIG["signal_scale"])
@@ -62,7 +67,7 @@ def _run(ctx: Context, router: str, features: str):
         pool, _cfg(router), R=ctx.budget.replicates, T=CONFIG["T"], s=CONFIG["s"], features=features,
         sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("lemma16", router, features), chunk_size=4096,
         progress=lambda done, total: ctx.progress(f"lemma16 {router} {features}", done, total),
-        runner=ctx.runner,
+        runner=ctx.runner, keep=KEEP,
     )
     return pool, run
 
