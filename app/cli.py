@@ -202,20 +202,25 @@ def _closing_lines(run, out: Path) -> list[str]:
 
 
 def _mnist_dir(value: str | None) -> str | None:
-    """``--mnist``: an existing folder holding MNIST's four IDX files, as an absolute path (None: not given)."""
+    """``--mnist``: an existing folder holding MNIST's four IDX files, as an absolute path (None: not given).
+
+    Each file's header is checked against its length and the images against the labels here, before any
+    claim runs, without loading the data (numeric/idx.py::check_mnist): a damaged or unreadable file is a
+    one-line error naming it, not a traceback minutes into the run."""
     if value is None:
         return None
-    from moecl_verify.numeric.idx import MNIST_FILES, find_file
+    from moecl_verify.numeric.idx import IdxError, check_mnist
 
     folder = Path(value)
-    if not folder.is_dir():
-        raise UsageError(f"--mnist must name a folder holding MNIST's IDX files, got {value!r}")
     try:
-        for stem in MNIST_FILES.values():
-            find_file(folder, stem)
-    except FileNotFoundError as exc:
+        if not folder.is_dir():
+            raise UsageError(f"--mnist must name a folder holding MNIST's IDX files, got {value!r}")
+        check_mnist(folder)
+        return str(folder.resolve())
+    except (FileNotFoundError, IdxError) as exc:
         raise UsageError(f"--mnist: {exc}") from None
-    return str(folder.resolve())
+    except OSError as exc:
+        raise UsageError(f"--mnist: {exc.filename or value}: cannot read ({exc.strerror or exc})") from None
 
 
 def cmd_run(args) -> int:
@@ -231,17 +236,23 @@ def cmd_run(args) -> int:
     except UnknownClaimPattern as exc:
         raise UsageError(f"--claims: {exc}") from None
     mnist_dir = _mnist_dir(args.mnist)
+    from moecl_verify import memory
+
+    short = memory.warning(args.budget, execution.lanes(args), memory.available_gb())
+    if short:
+        print(f"moecl-verify: warning: {short}", file=sys.stderr)
     started = time.monotonic()
     with RunDisplay(quiet=args.quiet) as display:
         # The cache lock and worker pool are released before the reports are
         # written, so the notebook's kernel can read the same cache.
         timings: dict = {}
         records: dict = {}
+        group_memory: list = []
         with execution.chunk_runner(args) as chunks:
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=display.work,
                                 chunk_runner=chunks, timings=timings, reuse_claims=not args.recompute_claims,
                                 claim_records=records, on_claim=display.claim, mnist_dir=mnist_dir,
-                                lanes=execution.lanes(args))
+                                lanes=execution.lanes(args), group_memory=group_memory)
         elapsed = time.monotonic() - started
         cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
         display.step("writing reports")
@@ -257,6 +268,9 @@ def cmd_run(args) -> int:
         "cache": execution.cache_summary(chunks),
         "claim_records": records or {"enabled": False},
         "claim_seconds": timings,
+        # Each lane's group of claims and its peak resident memory, largest first (empty with one lane).
+        "lane_memory": sorted(({"claims": g["claims"], "peak_rss_mb": round(g["peak_rss_bytes"] / 1e6)}
+                               for g in group_memory), key=lambda g: (-g["peak_rss_mb"], g["claims"])),
     }
     (out / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
     print("\n".join(_closing_lines(result, out)))
@@ -270,13 +284,10 @@ def cmd_report(args) -> int:
     from moecl_verify.reports import results_json
 
     formats = _formats(args.format)
-    source = Path(args.source)
-    if not source.is_file():
-        raise UsageError(f"--from must name an existing results.json, got {args.source!r}")
     try:
-        result = results_json.load(source)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--from: {args.source!r} is not a readable results file ({exc})") from None
+        result = results_json.load(args.source)
+    except results_json.ResultsFileError as exc:
+        raise UsageError(f"--from: {exc}") from None
     out = _writable_dir(args.out)
     with RunDisplay(quiet=args.quiet, claims=False) as display:
         display.step("writing reports")
@@ -294,20 +305,23 @@ def _last_verdicts(source: str | None) -> tuple[Path, dict[str, str]] | None:
     from moecl_verify.reports import results_json
 
     path = Path(source if source is not None else DEFAULT_RESULTS)
-    if path.is_dir():
-        path = path / "results.json"
-    if not path.is_file():
+    try:
+        if path.is_dir():
+            path = path / "results.json"
+        present = path.exists()
+    except OSError:
+        present = True  # there, but not to be looked at: the loader says why, in one line
+    if not present:
         if source is None:
             return None
         raise UsageError(f"--from must name a results.json or a folder holding one, got {source!r}")
     try:
         run = results_json.load(path)
-    except (ValueError, KeyError, TypeError) as exc:
+    except results_json.ResultsFileError as exc:
         if source is None:  # a stale or foreign default file does not stop the listing
-            print(f"moecl-verify: warning: {path} is not a readable results file ({exc}); verdicts left out",
-                  file=sys.stderr)
+            print(f"moecl-verify: warning: {exc}; verdicts left out", file=sys.stderr)
             return None
-        raise UsageError(f"--from: {source!r} is not a readable results file ({exc})") from None
+        raise UsageError(f"--from: {exc}") from None
     per_claim: dict[str, Counter] = {}
     for res in run.results:
         per_claim.setdefault(res.id, Counter())[res.verdict] += 1
@@ -398,11 +412,11 @@ def cmd_cache(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from moecl_verify.reports import diff
+    from moecl_verify.reports import diff, results_json
 
     try:
         old, new = diff.load(args.old), diff.load(args.new)
-    except ValueError as exc:
+    except results_json.ResultsFileError as exc:
         raise UsageError(f"diff: {exc}") from None
     result = diff.compare(old, new, rel=args.rel)
     sys.stdout.write(diff.render(result, show_text=args.text, only=args.only))

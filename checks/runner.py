@@ -67,6 +67,7 @@ def run(
     on_claim: Callable[[int, int, str, str], None] | None = None,
     mnist_dir: str | None = None,
     lanes: int = 1,
+    group_memory: list | None = None,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
 
@@ -90,7 +91,8 @@ def run(
 
     ``lanes`` > 1 measures the claims in that many worker processes (:mod:`moecl_verify.checks.lanes`),
     with the chunk runner's cache but not its executor (each lane computes its chunks in process); the
-    results are the same as with one lane."""
+    results are the same as with one lane.  ``group_memory``, if given, is filled with each group's claims and
+    the peak resident memory of its lane while it ran them (in lanes only; for run-info.json)."""
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
@@ -156,6 +158,8 @@ def run(
                     setattr(cache.stats, key, getattr(cache.stats, key) + counts.get(key, 0))
                 for message in counts.get("problems", ()):  # the lanes' cache warnings, said here
                     cache.note_problem(message)
+            if group_memory is not None and "peak_rss_bytes" in counts:
+                group_memory.append({"claims": counts["claims"], "peak_rss_bytes": counts["peak_rss_bytes"]})
 
         for done in lanes_module.measure_in_lanes(
                 todo, lanes=lanes, budget=budget, seed=seed, mnist_dir=mnist_dir,

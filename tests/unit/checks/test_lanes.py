@@ -85,7 +85,9 @@ def test_a_lane_sends_each_result_as_a_file_and_names_a_claim_whose_result_canno
     monkeypatch.setattr(lanes, "_EVENTS", events)
     counts = lanes._measure_group(["lemma3"], "smoke", 0, None, None, str(tmp_path))
     kinds = [e[0] for e in events if e[0] != "work"]
-    assert kinds == ["start", "done"] and counts == {}
+    # Without a cache a lane reports only its group and the group's peak resident memory.
+    assert kinds == ["start", "done"] and counts["claims"] == ["lemma3"] and set(counts) == {"claims", "peak_rss_bytes"}
+    assert 10**7 < counts["peak_rss_bytes"] < 10**11  # a Python process with numpy: tens of MB at least
     done = events[-1]
     finished = pickle.loads(Path(done[2]).read_bytes())
     assert done[1] == "lemma3" and finished.claim_id == "lemma3" and finished.measurements

@@ -1,0 +1,57 @@
+"""The memory a run needs at its peak, and what the machine has free: said before a run starts.
+
+A run killed by the operating system for want of memory says nothing; so ``run`` compares what it will need
+with what is available and warns first, naming the option that needs less (fewer claim lanes: each lane holds
+its own claims' simulations).  The needs are measured peaks (``bench/bench_memory.py``, summed resident memory
+of the command and its lanes, every claim, a fresh cache), rounded up; what is available is the kernel's own
+estimate, ``MemAvailable`` of /proc/meminfo, read through psutil.
+"""
+
+from __future__ import annotations
+
+# Measured peak resident memory in GB of a run of every claim (bench/bench_memory.py, two cores, fresh cache),
+# with one claim lane and with two, rounded up, plus a margin for other machines' libraries.
+PEAK_GB = {
+    ("smoke", 1): 1.0, ("smoke", 2): 1.5,
+    ("standard", 1): 1.5, ("standard", 2): 2.5,
+    ("full", 1): 3.0, ("full", 2): 4.0,
+}
+MARGIN = 1.15
+
+
+def need_gb(budget: str, lanes: int) -> float:
+    """The memory a run of every claim at ``budget`` needs with ``lanes`` claim lanes (more lanes than two:
+    each further lane as much again as the second added)."""
+    one, two = PEAK_GB[(budget, 1)], PEAK_GB[(budget, 2)]
+    return MARGIN * (one + (two - one) * (max(1, lanes) - 1))
+
+
+def available_gb() -> float | None:
+    """Memory available to a new process, in GB (None where the platform does not say)."""
+    try:
+        import psutil
+
+        return psutil.virtual_memory().available / 1e9
+    except Exception:  # pragma: no cover - psutil is a dependency; a platform it does not know says nothing
+        return None
+
+
+def warning(budget: str, lanes: int, available: float | None) -> str | None:
+    """One line when a run at ``budget`` with ``lanes`` lanes may need more memory than ``available``; None
+    when it fits (or nothing is known)."""
+    if available is None:
+        return None
+    need = need_gb(budget, lanes)
+    if need <= available:
+        return None
+    advice = ""
+    fewer = [n for n in range(lanes - 1, 0, -1) if need_gb(budget, n) <= available]
+    if fewer:
+        advice = f"; with --jobs {fewer[0]} it needs about {need_gb(budget, fewer[0]):.1f} GB"
+    elif budget != "smoke":
+        smaller = "standard" if budget == "full" else "smoke"
+        advice = f"; --jobs 1 needs about {need_gb(budget, 1):.1f} GB, --budget {smaller} --jobs 1 about " \
+                 f"{need_gb(smaller, 1):.1f} GB"
+    return (f"a run of every claim at the {budget} budget with {lanes} claim lane{'s' if lanes != 1 else ''} needs "
+            f"about {need:.1f} GB of memory at its peak, and {available:.1f} GB are available; it may be killed by "
+            f"the operating system{advice}")

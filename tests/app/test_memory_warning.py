@@ -1,0 +1,47 @@
+"""A run that may not fit in the machine's free memory says so before it starts, and what needs less."""
+
+import pytest
+
+from moecl_verify import cli, memory
+
+
+def test_no_warning_when_the_run_fits():
+    assert memory.warning("full", 2, available=64.0) is None
+    assert memory.warning("full", 2, available=None) is None
+
+
+def test_fewer_lanes_are_named_when_they_fit():
+    need_two, need_one = memory.need_gb("full", 2), memory.need_gb("full", 1)
+    assert need_one < need_two
+    text = memory.warning("full", 2, available=(need_one + need_two) / 2)
+    assert text is not None and "2 claim lanes" in text and "--jobs 1" in text
+    assert f"{need_two:.1f} GB" in text and f"{need_one:.1f} GB" in text
+
+
+def test_a_smaller_budget_is_named_when_no_lane_count_fits():
+    text = memory.warning("full", 2, available=0.5)
+    assert "--budget standard --jobs 1" in text
+
+
+def test_more_lanes_need_more():
+    assert memory.need_gb("standard", 4) > memory.need_gb("standard", 2) > memory.need_gb("standard", 1)
+
+
+def test_run_prints_the_warning_before_any_claim(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(memory, "available_gb", lambda: 0.01)
+
+    class Stop(Exception):
+        pass
+
+    def refuse(*args, **kwargs):
+        raise Stop  # the run would start here; the warning must already be out
+
+    from moecl_verify.checks import runner
+
+    monkeypatch.setattr(runner, "run", refuse)
+    with pytest.raises(Stop):
+        cli.main(["run", "--budget", "full", "--claims", "lemma4", "--out", str(tmp_path / "out"), "--quiet",
+                  "--jobs", "2", "--no-cache"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("moecl-verify: warning: a run of every claim at the full budget")
+    assert "--budget standard --jobs 1" in err[0]
