@@ -3,8 +3,8 @@
 Each run is ``moecl-verify run --budget B --format json`` in a fresh cache (so every chunk is computed, as on a
 first run) with the default claim lanes.  While it runs, the process tree (the command and its claim lanes) is
 sampled with psutil every 0.1 s: the peak of the summed RSS is the run's peak, the peak of one process's RSS
-its largest process (a lane, or the command itself with one lane).  ``ru_maxrss`` of the finished children is
-printed beside it as a check of the sampling (it misses nothing, but knows only the largest process).
+its largest process (a lane, or the command itself with one lane).  (``ru_maxrss`` cannot stand in: a lane
+resets its peak at each group it starts, so that run-info.json can give each group's own peak.)
 
     python bench/bench_memory.py                         # smoke, standard and full
     python bench/bench_memory.py --budgets standard --claims 'thm1.*,thm2.*,c4,c5'
@@ -15,7 +15,6 @@ Needs psutil (installed with the tool).  The full budget takes about 8 minutes o
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,6 @@ class MemoryPeak:
     wall_seconds: float
     total_peak: int  # bytes: the largest summed RSS of the process tree at one sample
     process_peak: int  # bytes: the largest RSS of one process at one sample
-    maxrss_children: int  # bytes: ru_maxrss of the largest finished child (kernel's count)
     processes: int  # processes seen in the tree
 
 
@@ -70,8 +68,7 @@ def measure(budget: str, claims: str | None, jobs: int | None, workdir: Path, ou
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{budget} run failed ({proc.returncode}): {stderr[-2000:]}")
-    maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return MemoryPeak(budget, wall, total_peak, process_peak, maxrss, len(seen))
+    return MemoryPeak(budget, wall, total_peak, process_peak, len(seen))
 
 
 def gib(n: int) -> str:
@@ -97,11 +94,10 @@ def main() -> int:
                   f"{row.processes} processes, largest process {gib(row.process_peak)} GiB", file=sys.stderr)
     print(f"claims: {opts.claims or 'all'}; lanes: {opts.jobs or 'default (one per core)'}")
     print()
-    print("| budget | wall s | peak RSS, all processes (GiB) | largest process (GiB) | ru_maxrss so far (GiB) |")
-    print("|---|---|---|---|---|")
+    print("| budget | wall s | peak RSS, all processes (GiB) | largest process (GiB) |")
+    print("|---|---|---|---|")
     for row in rows:
-        print(f"| {row.budget} | {row.wall_seconds:.0f} | {gib(row.total_peak)} | {gib(row.process_peak)} | "
-              f"{gib(row.maxrss_children)} |")
+        print(f"| {row.budget} | {row.wall_seconds:.0f} | {gib(row.total_peak)} | {gib(row.process_peak)} |")
     return 0
 
 
