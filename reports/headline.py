@@ -80,11 +80,12 @@ REVIEWER_ITEMS = (
     # Routing correctness (Proposition 3 (b)) before the experts' stillness (Proposition 1 (b)).
     HeadlineItem("C1", "C1", "experts specialize into task sets and routing becomes correct after O(M/η) rounds",
                  ("prop3", "prop1"), "reviewer"),
-    # Measured by what continued training does to the errors.  Proposition 2's rates (its own row) are not
+    # Two parts: what continued training does to the errors (Figure 2's criterion) and to the routing itself
+    # (c2: purity with against without termination, both regimes).  Proposition 2's rates (its own row) are not
     # used here: a gap shrinking more slowly than sigma0^1.75 still shrinks, so a wrong exponent does not
     # refute "destroys the specialization".
     HeadlineItem("C2", "C2", "continued gate training under the balancing loss destroys the specialization",
-                 ("fig2.no_termination_higher",), "reviewer"),
+                 ("c2", "fig2.no_termination_higher"), "reviewer"),
     HeadlineItem("C3", "C3", "terminating gate updates gives correct routing with balanced load within each set",
                  ("prop3", "fig4.balance"), "reviewer"),
     HeadlineItem("C4", "C4", "MoE lowers forgetting and generalization error relative to one expert",

@@ -1,7 +1,7 @@
 """The paper's order, so that reports follow the paper rather than the alphabet.
 
 Section 4 (Lemma 1, Propositions 1-3), Section 5 (Proposition 4, Theorems 1-2
-and the insights drawn from them), Section 6 and Appendix A (Figures 2-5 and
+and the insights drawn from them; C2, the reviewer's reading of Proposition 2, after Proposition 3), Section 6 and Appendix A (Figures 2-5 and
 the experiments' preconditions), then the appendices' lemmas in the order they
 appear (Lemma 2 in B, Corollary 1 in C, Lemmas 3-6 in D, 7-13 in E, 14-15 in
 F, 16 in I.1).  Experiments beyond the paper (``open.*``) come last.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 PAPER_ORDER = (
-    "lemma1", "prop1", "prop2", "prop3",
+    "lemma1", "prop1", "prop2", "prop3", "c2",
     "prop4", "thm1", "thm2", "c4", "c5",
     "fig2", "fig3", "fig4", "fig5", "audit",
     "lemma2", "cor1", "lemma3", "lemma4", "lemma5", "lemma6",

@@ -612,8 +612,13 @@ INTERPRETATIONS = (
 
 def common_notes() -> str:
     return ("Not a statement of the paper: a question it leaves open, with the hypothesis stated before it was "
-            "tested and decided under the run's error control. Two regimes, reported apart (interpretation "
-            "open.regimes): the paper's Figure 2 hyperparameters, where the gate does not specialize, and a "
-            "regime where it does, chosen by a documented search (open.regime_search). Measured on task pools "
-            + ", ".join(str(k) for k in pool_indices("standard")) + f" (pool seed {POOL_SEED}), one entry per "
-            "pool; the curves show pool 0.")
+            "tested and decided under the run's error control. " + regime_notes() + " The curves show pool 0.")
+
+
+def regime_notes() -> str:
+    """Where the open questions' runs are measured: both regimes, the pools."""
+    return ("Two regimes, reported apart (interpretation open.regimes): the paper's Figure 2 hyperparameters, "
+            "where the gate does not specialize, and a regime where it does, chosen by a documented search "
+            "(open.regime_search). Measured on task pools " + ", ".join(str(k) for k in pool_indices("standard"))
+            + f" (pool seed {POOL_SEED}; " + ", ".join(str(k) for k in pool_indices("full")) + " at the full "
+            "budget), one entry per pool.")

@@ -163,3 +163,34 @@ def test_within_set_balance_by_hand():
     got = oq.within_set_balance(tasks, routed, sets, np.ones((1, 5), dtype=bool), 2)
     h = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25)) / math.log(2)
     assert got[0] == pytest.approx(h)  # task 1's set has one expert and does not count
+
+
+@pytest.mark.parametrize("purer_with_termination", [True, False])
+def test_c2_subtracts_the_purity_without_termination_from_the_purity_with_it(monkeypatch, purer_with_termination):
+    """C2's routing part on hand-made summaries: Delta = purity(aux, with termination) - purity(aux, no
+    termination), so a gate that stays purer while it keeps training gives Delta < 0 (C2 contradicted)."""
+    from moecl_verify.checks.claims.router import c2
+    from moecl_verify.checks.experiments.balance_rules import label
+
+    high, low = np.linspace(0.80, 0.90, 10), np.linspace(0.50, 0.62, 10)
+    with_term, without = (high, low) if purer_with_termination else (low, high)
+
+    def fake_simulate(ctx, question, variants):
+        assert question == "balance_outside_gradient"
+        runs = {}
+        for regime in oq.REGIMES.values():
+            for k in range(2):
+                for v in variants:
+                    purity = with_term if v.label == label("aux", True) else without
+                    runs[(regime.name, k, v.label)] = {"purity_window": purity, "chance_bins": np.full((10, 40), 0.25)}
+        return runs
+
+    monkeypatch.setattr(oq, "simulate", fake_simulate)
+    entries = c2.measure(Context(budget=BUDGETS["smoke"], seed=0))
+    assert len(entries) == 2 * len(oq.REGIMES)
+    for e in entries:
+        (case,) = e.tests
+        expected = (high - low).mean() if purer_with_termination else (low - high).mean()
+        assert case.test.observed == pytest.approx(expected)
+        assert e.config["chance_purity"] == pytest.approx(0.25) and e.rule == "positive"
+

@@ -163,3 +163,15 @@ def test_a_wrong_rate_in_proposition_2_does_not_refute_c2():
     paper, reviewer = headline.rows(run)
     assert next(r for r in paper if r.item.key == "prop2").verdict == headline.FALLS
     assert next(r for r in reviewer if r.item.key == "C2").verdict == headline.STANDS
+
+
+def test_c2_does_not_stand_when_continued_training_keeps_the_routing_as_pure():
+    """C2's two parts: errors rise without termination (Figure 2), and the specialization is destroyed (c2,
+    routing purity). Errors confirmed but purity refuted must not read as 'stands'."""
+    run = run_of(entry("fig2.no_termination_higher", "confirmed"),
+                 entry("c2", "refuted", part="specialization destroyed, specializing regime, pool 0"),
+                 entry("c2", "inconclusive", part="specialization destroyed, paper regime, pool 0"))
+    _, reviewer = headline.rows(run)
+    c2 = next(r for r in reviewer if r.item.key == "C2")
+    assert c2.verdict == headline.FALLS and "c2" in c2.claim_ids
+

@@ -21,25 +21,15 @@ from __future__ import annotations
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.experiments import open_questions as oq
+from moecl_verify.checks.experiments.balance_rules import LABELS, QUESTION, RULES, VARIANTS
+from moecl_verify.checks.experiments.balance_rules import label as _label
 from moecl_verify.checks.experiments.open_questions import (
-    BIAS_RATES, INTERPRETATIONS, QUANTITIES, Variant, common_notes, curves_panels, measurement,
-    paired_margin, simulate, variant_rows)
+    INTERPRETATIONS, QUANTITIES, common_notes, curves_panels, measurement, paired_margin, simulate, variant_rows)
 from moecl_verify.checks.experiments.pools import pool_indices
 from moecl_verify.checks.model import Interpretation, Measurement
 from moecl_verify.checks.registry import Claim, register
 
 CLAIM_ID = "open.balance_outside_gradient"
-QUESTION = "balance_outside_gradient"
-RULES = [("aux", "aux", 0.0), ("none", "none", 0.0)] + [(f"bias u={u:g}λ", "bias", u) for u in BIAS_RATES]
-
-
-def _label(rule: str, termination: bool) -> str:
-    return f"{rule}, {'with' if termination else 'no'} termination"
-
-
-VARIANTS = tuple(Variant(_label(rule, term), termination=term, balance=balance, bias_rate=u)
-                 for term in (True, False) for rule, balance, u in RULES)
-LABELS = [v.label for v in VARIANTS]
 
 SPECIALIZATION = ("without termination, late-window routing purity with balance outside the gradient exceeds the "
                   "paper's gate's: Delta = purity(rule, no termination) - purity(aux, no termination)")
