@@ -156,6 +156,37 @@ def _where(res) -> str:
     return ", ".join(b for b in bits if b)
 
 
+def least_margin(res) -> dict | None:
+    """The case of a criterion entry with the smallest margin Delta, when it is not the decisive case (the
+    case with the smallest z, which the entry's ``observed`` reports); None when they coincide."""
+    name = "case" if any("case" in h for h in res.horizons or ()) else "horizon"
+    cases = [h for h in res.horizons or () if isinstance(h.get("observed"), (int, float))]
+    if not cases or res.observed is None:
+        return None
+    least = min(cases, key=lambda h: h["observed"])
+    if least["observed"] >= res.observed:
+        return None
+    return {"case": least.get(name, least.get("t")), "observed": least["observed"], "stderr": least.get("stderr")}
+
+
+def decisive_count(res) -> dict | None:
+    """The counts behind a proportion entry's probability (successes, trials and the 99% Wilson interval of
+    the row it reports); None when the entry does not carry them."""
+    rows = res.config.get("probabilities")
+    if not isinstance(rows, list) or res.observed is None:
+        return None
+    for row in rows:
+        if isinstance(row, dict) and row.get("probability") == res.observed and "successes" in row:
+            return row
+    return None
+
+
+def count_text(row: dict) -> str:
+    """``k/n = p, 99% Wilson [lo, hi]``: a proportion as a reviewer reads it."""
+    return (f"{row['successes']}/{row['trials']} = {_num(row['probability'])}, 99% Wilson interval "
+            f"[{_num(row['low'])}, {_num(row['high'])}]")
+
+
 def entry_evidence(res) -> str:
     """The decisive number of one entry, in its own units."""
     kind = res.evidence_type or "mean"
@@ -165,10 +196,16 @@ def entry_evidence(res) -> str:
         text = " ".join((res.evidence or "").split())
         return prefix + (text if len(text) <= 170 else text[:167].rsplit(" ", 1)[0] + " ...")
     if kind == "criterion":
-        return prefix + f"least margin Δ = {_num(res.observed)} ± {_num(res.stderr, 2)} (claimed Δ > 0)"
+        text = f"decisive case (smallest z) Δ = {_num(res.observed)} ± {_num(res.stderr, 2)} (claimed Δ > 0)"
+        least = least_margin(res)
+        if least is not None:
+            text += f"; least margin Δ = {_num(least['observed'])} ({least['case']})"
+        return prefix + text
     if kind == "proportion":
         claimed = res.config.get("null") or f"P = {_num(res.expected)}"
-        return prefix + f"P(event) = {_num(res.observed)} ± {_num(res.stderr, 2)}; claimed: {claimed}"
+        row = decisive_count(res)
+        measured = count_text(row) if row else f"{_num(res.observed)} ± {_num(res.stderr, 2)}"
+        return prefix + f"P(event) = {measured}; claimed: {claimed}"
     if kind == "scaling":
         cfg = res.config
         interval = cfg.get("exponent_interval")

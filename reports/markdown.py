@@ -15,6 +15,16 @@ VERDICT_WORDS = {
 }
 
 
+def _count_cell(res) -> str:
+    row = headline.decisive_count(res)
+    return headline.count_text(row) if row else f"{num(res.observed)} ± {num(res.stderr, 2)}"
+
+
+def _least_margin_note(res) -> str:
+    least = headline.least_margin(res)
+    return "" if least is None else f" (least: {num(least['observed'])}, {_cell(str(least['case']))})"
+
+
 def num(x, digits: int = 4) -> str:
     if x is None:
         return "—"
@@ -68,14 +78,16 @@ EVIDENCE_TABLES = {
              "| claim | form | features / part | verdict | formula | Monte Carlo mean ± s.e. | p | false-fail rate | "
              "min detectable |",
              lambda r: f"{num(r.expected)} | {num(r.observed)} ± {num(r.stderr, 2)}"),
-    "criterion": ("Criteria of qualitative claims (margin Δ > 0 in every case; the least favourable case shown)",
-                  "| claim | form | features / part | verdict | criterion | least margin Δ ± s.e. | p | false-fail rate | "
+    "criterion": ("Criteria of qualitative claims (margin Δ > 0 in every case; the decisive case, the one with the "
+                  "smallest z, shown, and the least margin where it is another case)",
+                  "| claim | form | features / part | verdict | criterion | decisive case Δ ± s.e. | p | false-fail rate | "
                   "min detectable Δ |",
-                  lambda r: f"{_cell(r.formula) or 'Δ > 0'} | {num(r.observed)} ± {num(r.stderr, 2)}"),
+                  lambda r: f"{_cell(r.formula) or 'Δ > 0'} | {num(r.observed)} ± {num(r.stderr, 2)}"
+                            + _least_margin_note(r)),
     "proportion": ("Probabilities (counts of an event; the smallest sigma0 shown)",
-                   "| claim | form | features / part | verdict | claimed | probability ± s.e. | p | false-fail rate | "
-                   "resolved to ± |",
-                   lambda r: f"{_cell(r.config.get('null', num(r.expected)))} | {num(r.observed)} ± {num(r.stderr, 2)}"),
+                   "| claim | form | features / part | verdict | claimed | count, probability (99% Wilson interval) | p | "
+                   "false-fail rate | resolved to ± |",
+                   lambda r: f"{_cell(r.config.get('null', num(r.expected)))} | {_count_cell(r)}"),
     "scaling": ("Scaling laws in sigma0 (fitted exponent with its bootstrap standard error)",
                 "| claim | form | features / part | verdict | law | fitted exponent ± s.e. | p | false-fail rate | "
                 "tolerance |",

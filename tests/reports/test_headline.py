@@ -175,3 +175,38 @@ def test_c2_does_not_stand_when_continued_training_keeps_the_routing_as_pure():
     c2 = next(r for r in reviewer if r.item.key == "C2")
     assert c2.verdict == headline.FALLS and "c2" in c2.claim_ids
 
+
+def test_a_criterion_names_its_decisive_case_and_the_least_margin_where_they_differ():
+    """The entry reports the case with the smallest z; a case with a smaller margin but a larger s.e. is
+    shown beside it, not passed off as the least margin."""
+    from dataclasses import replace
+
+    row = {"expected": 0.0, "p_value": 1e-4, "min_detectable": 0.01}
+    cases = [{"case": "M=5", "observed": 0.26, "stderr": 0.01, "z": 26.0, **row},
+             {"case": "M=20", "observed": 0.1965, "stderr": 0.05, "z": 3.93, **row}]
+    res = replace(entry("c2", "confirmed", observed=0.1965), horizons=cases)
+    assert headline.least_margin(res) is None  # the decisive case is the least margin: nothing to add
+    text = headline.entry_evidence(res)
+    assert "decisive case (smallest z) Δ = 0.197" in text and "least margin" not in text
+    decisive_is_not_least = replace(res, observed=0.26, horizons=[dict(cases[0], z=2.0), dict(cases[1], z=3.93)])
+    assert headline.least_margin(decisive_is_not_least)["case"] == "M=20"
+    text = headline.entry_evidence(decisive_is_not_least)
+    assert "Δ = 0.26" in text and "least margin Δ = 0.197 (M=20)" in text
+    row = markdown.render(run_of(decisive_is_not_least))
+    assert "(least: 0.1965, M=20)" in row
+
+
+def test_a_proportion_reads_as_its_count_with_the_wilson_interval():
+    from dataclasses import replace
+
+    from moecl_verify.checks import stats
+
+    lo, hi = stats.wilson(0, 200)
+    row = {"sigma0": 0.05, "successes": 0, "trials": 200, "probability": 0.0, "low": lo, "high": hi}
+    res = replace(entry("lemma8", "confirmed", evidence_type="proportion", observed=0.0),
+                  config={"features": "gaussian", "probabilities": [row], "null": "P >= 0.9"})
+    text = headline.entry_evidence(res)
+    assert "P(event) = 0/200 = 0, 99% Wilson interval [0, " in text and "± 0.01" not in text
+    assert hi == pytest.approx(0.0322, abs=2e-3)  # 99% Wilson upper bound for 0 of 200: z^2/(n + z^2)
+    assert "0/200 = 0, 99% Wilson interval" in markdown.render(run_of(res))
+
