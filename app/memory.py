@@ -9,21 +9,24 @@ estimate, ``MemAvailable`` of /proc/meminfo, read through psutil.
 
 from __future__ import annotations
 
-# Measured peak resident memory in GB of a run of every claim (bench/bench_memory.py, two cores, fresh cache),
-# with one claim lane and with two, rounded up, plus a margin for other machines' libraries.
+# Measured peak resident memory in GB (10^9 bytes) of a run of every claim (bench/bench_memory.py, two cores,
+# fresh cache, summed over the command and its lanes), with one claim lane and with two, rounded up; MARGIN
+# leaves room for other machines' libraries and allocators.
 PEAK_GB = {
-    ("smoke", 1): 1.0, ("smoke", 2): 1.5,
-    ("standard", 1): 1.5, ("standard", 2): 2.5,
-    ("full", 1): 3.0, ("full", 2): 4.0,
+    ("smoke", 1): 0.4, ("smoke", 2): 0.8,
+    ("standard", 1): 0.9, ("standard", 2): 1.2,
+    ("full", 1): 3.0, ("full", 2): 3.2,
 }
 MARGIN = 1.15
 
 
 def need_gb(budget: str, lanes: int) -> float:
     """The memory a run of every claim at ``budget`` needs with ``lanes`` claim lanes (more lanes than two:
-    each further lane as much again as the second added)."""
+    each further lane as much again as the second added, and never less than two lanes need)."""
     one, two = PEAK_GB[(budget, 1)], PEAK_GB[(budget, 2)]
-    return MARGIN * (one + (two - one) * (max(1, lanes) - 1))
+    if lanes <= 1:
+        return MARGIN * one
+    return MARGIN * (two + max(0.0, two - one) * (lanes - 2))
 
 
 def available_gb() -> float | None:

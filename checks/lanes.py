@@ -107,14 +107,10 @@ def _reset_peak_memory() -> None:
     memory afresh (Linux: VmHWM), so that a group's peak is its own and not the largest of the groups this
     lane ran before; elsewhere the peak stays the process's.
 
-    glibc's malloc keeps freed blocks of the heap for reuse; after Theorem 1's group a lane held 2.1 GB it
-    no longer used through every later group, beside the other lane's own peak."""
-    try:
-        import ctypes
+    (See :func:`checks.context.return_freed_memory` for why the heap needs giving back.)"""
+    from moecl_verify.checks.context import return_freed_memory
 
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        pass
+    return_freed_memory()
     try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:

@@ -127,6 +127,9 @@ def run(
 
     records = {claim.id: store.get(claim.id) if store is not None else None for claim in claims}
     todo = [claim for claim in claims if records[claim.id] is None]
+    # In one process, shared work is dropped after the last claim that declares its namespace, so that a run
+    # holds one group's simulations at a time, as a lane does.
+    last_user = {name: claim.id for claim in todo for name in claim.shares}
     # Lanes pay for their start-up only with two groups or more to spread.
     lanes = min(lanes, len(lanes_module.groups(todo))) if todo else 1
     for claim in claims:
@@ -145,6 +148,7 @@ def run(
             ms = claim.measure(ctx)
             claim_artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
             ctx.claim_id = ctx.declared = None
+            ctx.release(name for name in claim.shares if last_user[name] == claim.id)
             if store is not None:
                 store.put(claim.id, ms, claim_artifacts)
             keep(claim, ms, claim_artifacts, time.perf_counter() - started, "done")

@@ -121,3 +121,40 @@ def test_lanes_fill_the_run_cache_and_an_identical_rerun_reuses_every_claim(tmp_
     assert first["cache"]["misses"] > 0 and first["cache"]["hits"] == 0  # counted in the lanes
     assert second["claim_records"]["reused"] == 3
     assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+
+
+def test_released_shared_work_is_computed_again_and_the_rest_is_kept():
+    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    calls = []
+
+    def compute(value):
+        calls.append(value)
+        return value
+
+    assert ctx.shared(("x", 1), lambda: compute("x1")) == "x1"
+    assert ctx.shared(("y", 1), lambda: compute("y1")) == "y1"
+    ctx.release(["x"])
+    assert ctx.shared(("y", 1), lambda: compute("y again")) == "y1"  # kept
+    assert ctx.shared(("x", 1), lambda: compute("x again")) == "x again"  # dropped, so computed anew
+    assert calls == ["x1", "y1", "x again"]
+
+
+def test_a_sequential_run_drops_a_namespace_after_its_last_claim(monkeypatch):
+    """In one process a run holds one group's shared work at a time: after the last claim declaring 'x', a
+    claim of another group no longer finds x's work."""
+    seen = {}
+
+    def first(ctx):
+        ctx.shared(("x", 0), lambda: "x's simulation")
+        return []
+
+    def second(ctx):
+        seen["x kept"] = ("x", 0) in ctx._shared
+        return []
+
+    claims = [Claim(id="t.first", source="t", kind="bound", statement="", preconditions=(), measure=first,
+                    shares=("x",)),
+              Claim(id="t.second", source="t", kind="bound", statement="", preconditions=(), measure=second)]
+    monkeypatch.setattr(runner, "select", lambda patterns: claims)
+    runner.run(None, budget="smoke", seed=0, reuse_claims=False)
+    assert seen == {"x kept": False}
