@@ -15,7 +15,7 @@ from __future__ import annotations
 PEAK_GB = {
     ("smoke", 1): 0.4, ("smoke", 2): 0.8,
     ("standard", 1): 0.9, ("standard", 2): 1.2,
-    ("full", 1): 3.0, ("full", 2): 3.2,
+    ("full", 1): 2.1, ("full", 2): 3.2,
 }
 MARGIN = 1.15
 
