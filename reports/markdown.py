@@ -214,8 +214,9 @@ def _slip_overview(add, run: RunResult) -> None:
         holds = s.holds if len(s.holds) <= 160 else s.holds[:157].rstrip() + "..."
         breaks = ", ".join(item.title for item in r.breaks) or "–"
         undercuts = ", ".join(item.title for item in r.undercuts) or "–"
+        caveat = f" ({SOURCE_CAVEAT})" if s.slip_class in SOURCE_CLASSES else ""
         add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) | {breaks} | {undercuts} | {s.slip_class} | "
-            f"{_cell(holds)} |")
+            f"{_cell(holds)}{_cell(caveat)} |")
     add("")
 
 
@@ -246,6 +247,17 @@ def _run_section(add, run: RunResult) -> None:
     add("")
 
 
+# The text the tool transcribed is not the typeset paper: a reader must know that before trusting a notation slip.
+SOURCE_NOTE = ("> **The source.** The paper's text checked here is a Chinese rendering whose inline LaTeX is damaged in "
+               "places (subscripts and superscripts displaced, some appendix headings mislabelled). Every reading the "
+               "tool chose where the text is garbled is listed under the readings, and a slip of class *notation* or "
+               "*transcription* may be an artifact of that rendering: check it against the original before citing "
+               "it.")
+# Slip classes that the state of the source can explain.
+SOURCE_CLASSES = ("notation", "transcription")
+SOURCE_CAVEAT = "May be an artifact of the source's damaged LaTeX; check against the original."
+
+
 def render(run: RunResult, figures: dict | None = None) -> str:
     """The report; ``figures`` maps claim ids to image paths relative to report.md, or to lists of
     (path, caption)."""
@@ -257,6 +269,8 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     summary = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n)
     add(f"{len(run.results)} entries ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
         f"Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
+    add("")
+    add(SOURCE_NOTE)
     add("")
     _headline(add, run)
     _slip_overview(add, run)
@@ -441,6 +455,8 @@ def _slips_section(add, run: RunResult) -> None:
         add(f"- **Stated**: {s.stated}")
         add(f"- **Holds**: {s.holds}")
         add(f"- **Evidence**: {s.evidence}")
+        if s.slip_class in SOURCE_CLASSES:
+            add(f"- **Source**: {SOURCE_CAVEAT}")
         add("")
 
 

@@ -210,3 +210,18 @@ def test_a_proportion_reads_as_its_count_with_the_wilson_interval():
     assert hi == pytest.approx(0.0322, abs=2e-3)  # 99% Wilson upper bound for 0 of 200: z^2/(n + z^2)
     assert "0/200 = 0, 99% Wilson interval" in markdown.render(run_of(res))
 
+
+def test_the_report_says_the_source_is_damaged_and_flags_notation_slips():
+    from moecl_verify.checks.model import Slip
+
+    slips = (Slip(id="lemma16.eq42.model_for_truth", location="eq. (42)", slip_class="notation", stated="a",
+                  holds="b", evidence="c"),
+             Slip(id="prop4.eq17.coefficient", location="eq. (17)", slip_class="false statement", stated="a",
+                  holds="b", evidence="c"))
+    text = markdown.render(run_of(entry("lemma16", "refuted"), entry("prop4.forgetting", "refuted"), slips=slips))
+    first_screen = text.split("## What stands and what falls")[0]
+    assert "damaged" in first_screen and "check it against the original" in first_screen
+    audit = text.split('<a id="slip-lemma16-eq42-model_for_truth">')[1]
+    assert markdown.SOURCE_CAVEAT in audit.split("<a id=")[0]
+    assert text.count(markdown.SOURCE_CAVEAT) == 2  # the notation slip's row and its audit entry, not the other's
+
