@@ -359,10 +359,13 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
         if res.difference:
             add(f"  {res.form} − derived = {math_text.inline(res.difference)}")
             add("")
-    for path, caption in figures:
-        add(f"![{claim['id']}: {caption}]({path})")
+    for number, (path, caption) in enumerate(figures, 1):
+        # The caption is said once, below the figure; the alt text only names the figure (a screen reader
+        # would otherwise read the caption twice).
+        suffix = f" {number}" if len(figures) > 1 else ""
+        add(f"![figure{suffix} of {claim['id']}]({path})")
         add("")
-        add(f"*Figure: {caption}.*")
+        add(f"*Figure: {caption.rstrip().rstrip('.')}.*")
         add("")
     for res in results:
         add(f"### `{res.id}`: {entry_label(res)}: **{res.verdict}**")

@@ -163,7 +163,10 @@ def test_figures_are_png_one_per_claim_and_linked_from_report(smoke, rendered):
     for cid, items in figures.figure_index(smoke).items():
         section = text.split(f"## `{cid}`", 1)[1].split("\n## ", 1)[0]
         for name, caption in items:
-            assert f"![{cid}: {caption}]({name})" in section
+            # linked once, the caption said once below it (not repeated as alt text), never ending in ".."
+            assert f"]({name})" in section and section.count(caption.rstrip(".")) == 1
+            assert f"*Figure: {caption.rstrip('.')}.*" in section
+    assert "..*" not in text
 
 
 def test_figures_byte_identical_when_redrawn(smoke, rendered, tmp_path):
