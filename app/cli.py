@@ -17,7 +17,7 @@ from pathlib import Path
 
 from moecl_verify import execution
 from moecl_verify.errors import UsageError
-from moecl_verify.parsing import nonneg_float, nonneg_int
+from moecl_verify.parsing import nonneg_float, nonneg_int, writable_dir
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 FORMATS = ("json", "md", "html", "ipynb", "junit", "headline")
@@ -73,9 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 1 if any claim is refuted")
     run.add_argument("--quiet", action="store_true",
                      help="no progress on stderr (warnings and the one-time 'created results cache' notice remain)")
-    run.add_argument("--mnist", default=None, metavar="DIR",
-                     help="folder with MNIST's four IDX files (.gz or plain) for Figure 3; default: the 8 x 8 digits "
-                          "bundled with scikit-learn (nothing is downloaded)")
+    _add_pack_argument(run)
+    installed = _installed_packs()
+    for pack in installed.values():
+        for option in pack.options:
+            run.add_argument(option.flag, dest=f"pack_option_{option.name}", default=None, metavar=option.metavar,
+                             help=option.help + (f" (pack {pack.name})" if len(installed) > 1 else ""))
     execution.add_arguments(run)
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
@@ -87,26 +90,28 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma-separated outputs among: {', '.join(FORMATS)} (default: all; figures come with md, html and ipynb; headline = headline.csv and headline.tex)",
     )
     report.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _add_pack_argument(report, "the pack the results file names; with it, a file of another pack is refused")
 
     listing = sub.add_parser("list", help="list the registered claims (with their last verdicts, if a run is at hand)")
     listing.add_argument("--from", dest="source", default=None,
                          help=f"a results.json, or the folder holding it, whose verdicts to show "
                               f"(default: {DEFAULT_RESULTS} if it exists)")
+    _add_pack_argument(listing)
 
     show = sub.add_parser("show", help="print a claim's stated and derived forms")
     show.add_argument("claim_id")
+    _add_pack_argument(show)
 
-    from moecl_verify import cli_simulate
+    sub.add_parser("packs", help="list the installed packs (the documents moecl-verify can check)")
 
-    cli_simulate.add_parser(sub)
-
-    figs = sub.add_parser("figures", help="reproduce the paper's synthetic experiments (Figures 2, 4, 5) as PNGs")
-    figs.add_argument("--out", default="figures", help="output directory (created if missing)")
-    figs.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"],
-                      help="Monte Carlo budget")
-    figs.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the replicate draws")
-    figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    execution.add_arguments(figs)
+    # Each installed pack's own commands (a simulator, its figures); a name two packs use is prefixed with the
+    # second pack's name.
+    for pack in installed.values():
+        for command in pack.commands:
+            name = command.name if command.name not in sub.choices else f"{pack.name}-{command.name}"
+            parser = sub.add_parser(name, help=command.help + (f" (pack {pack.name})" if len(installed) > 1 else ""))
+            command.add_arguments(parser)
+            parser.set_defaults(pack_command=command)
 
     diff = sub.add_parser("diff", help="compare two runs' results.json (exit 1 if an entry moved between confirmed "
                                                "and refuted)")
@@ -120,11 +125,50 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--rel", type=nonneg_float("--rel"), default=0.0,
                       help="relative tolerance for numbers (default 0: exactly equal, as a rerun must be)")
     diff.add_argument("--text", action="store_true", help="also print changed wording (evidence, slips)")
+    _add_pack_argument(diff, "the pack both results files must name")
 
     cache = sub.add_parser("cache", help="inspect or empty the results cache")
     cache.add_argument("action", choices=["info", "clear"])
     cache.add_argument("--cache-dir", default=None, help="cache directory (default $MOECL_CACHE_DIR or .moecl-cache)")
     return p
+
+
+def _installed_packs() -> dict:
+    from moecl_verify.checks import pack as packs
+
+    try:
+        return packs.installed()
+    except packs.PackError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _add_pack_argument(parser, help_text: str = "the document whose claims to use (moecl-verify packs)") -> None:
+    parser.add_argument("--pack", default=None, metavar="NAME", help=f"{help_text} (default: the default pack)")
+
+
+def _pack(name: str | None):
+    """The pack ``--pack`` names (None: the default), or a one-line error."""
+    from moecl_verify.checks import pack as packs
+
+    try:
+        return packs.get(name)
+    except packs.PackError as exc:
+        raise UsageError(f"--pack: {exc}") from None
+
+
+def _pack_options(args, pack) -> dict:
+    """The values of ``pack``'s run options given on the command line, each checked before any claim runs;
+    an option of another pack is refused."""
+    values = {}
+    for other in _installed_packs().values():
+        for option in other.options:
+            given = getattr(args, f"pack_option_{option.name}", None)
+            if given is None:
+                continue
+            if other.name != pack.name:
+                raise UsageError(f"{option.flag} belongs to pack {other.name}, not {pack.name}")
+            values[option.name] = option.check(given) if option.check is not None else given
+    return values
 
 
 def _formats(text: str) -> list[str]:
@@ -133,18 +177,6 @@ def _formats(text: str) -> list[str]:
     if bad or not chosen:
         raise UsageError(f"--format must be a comma-separated subset of {', '.join(FORMATS)}, got {text!r}")
     return chosen
-
-
-def _writable_dir(text: str) -> Path:
-    out = Path(text)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".moecl-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise UsageError(f"--out must be a writable directory; {text!r}: {exc.strerror or exc}") from None
-    return out
 
 
 def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = None) -> list[Path]:
@@ -201,44 +233,23 @@ def _closing_lines(run, out: Path) -> list[str]:
     return lines
 
 
-def _mnist_dir(value: str | None) -> str | None:
-    """``--mnist``: an existing folder holding MNIST's four IDX files, as an absolute path (None: not given).
-
-    Each file's header is checked against its length and the images against the labels here, before any
-    claim runs, without loading the data (numeric/idx.py::check_mnist): a damaged or unreadable file is a
-    one-line error naming it, not a traceback minutes into the run."""
-    if value is None:
-        return None
-    from moecl_verify.numeric.idx import IdxError, check_mnist
-
-    folder = Path(value)
-    try:
-        if not folder.is_dir():
-            raise UsageError(f"--mnist must name a folder holding MNIST's IDX files, got {value!r}")
-        check_mnist(folder)
-        return str(folder.resolve())
-    except (FileNotFoundError, IdxError) as exc:
-        raise UsageError(f"--mnist: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"--mnist: {exc.filename or value}: cannot read ({exc.strerror or exc})") from None
-
-
 def cmd_run(args) -> int:
     from moecl_verify.checks import runner
     from moecl_verify.checks.registry import UnknownClaimPattern, select
     from moecl_verify.progress import RunDisplay
 
     formats = _formats(args.format)
-    out = _writable_dir(args.out)
+    out = writable_dir(args.out)
+    pack = _pack(args.pack)
     patterns = [p.strip() for p in args.claims.split(",") if p.strip()] if args.claims else None
     try:
-        select(patterns)  # a bad pattern is refused before the cache directory is created
+        select(patterns, pack)  # a bad pattern is refused before the cache directory is created
     except UnknownClaimPattern as exc:
         raise UsageError(f"--claims: {exc}") from None
-    mnist_dir = _mnist_dir(args.mnist)
+    options = _pack_options(args, pack)
     from moecl_verify import memory
 
-    short = memory.warning(args.budget, execution.lanes(args), memory.available_gb())
+    short = memory.warning(args.budget, execution.lanes(args), memory.available_gb(), pack.peak_memory_gb)
     if short:
         print(f"moecl-verify: warning: {short}", file=sys.stderr)
     started = time.monotonic()
@@ -251,8 +262,8 @@ def cmd_run(args) -> int:
         with execution.chunk_runner(args) as chunks:
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=display.work,
                                 chunk_runner=chunks, timings=timings, reuse_claims=not args.recompute_claims,
-                                claim_records=records, on_claim=display.claim, mnist_dir=mnist_dir,
-                                lanes=execution.lanes(args), group_memory=group_memory)
+                                claim_records=records, on_claim=display.claim, options=options,
+                                lanes=execution.lanes(args), group_memory=group_memory, pack=pack)
         elapsed = time.monotonic() - started
         cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
         display.step("writing reports")
@@ -288,11 +299,32 @@ def cmd_report(args) -> int:
         result = results_json.load(args.source)
     except results_json.ResultsFileError as exc:
         raise UsageError(f"--from: {exc}") from None
-    out = _writable_dir(args.out)
+    _check_pack_of(result, args.pack, "--from")
+    out = writable_dir(args.out)
     with RunDisplay(quiet=args.quiet, claims=False) as display:
         display.step("writing reports")
         _write_reports(result, out, formats)
     print("\n".join(_closing_lines(result, out)))
+    return EXIT_OK
+
+
+def _check_pack_of(result, name: str | None, where: str) -> None:
+    """Refuse a results file of another pack than ``--pack`` names (a file without one is the default
+    pack's)."""
+    if name is None:
+        return
+    wanted = _pack(name).name
+    found = result.meta.get("pack") or _pack(None).name
+    if found != wanted:
+        raise UsageError(f"{where}: the results file is of pack {found}, not {wanted}")
+
+
+def cmd_packs(args) -> int:
+    packs = _installed_packs()
+    width = max((len(name) for name in packs), default=0)
+    for name, pack in packs.items():
+        mark = " (default)" if pack.default else ""
+        print(f"{name:<{width}}  {pack.title}{mark}")
     return EXIT_OK
 
 
@@ -333,7 +365,7 @@ def _last_verdicts(source: str | None) -> tuple[Path, dict[str, str]] | None:
 def cmd_list(args) -> int:
     from moecl_verify.checks.registry import all_claims
 
-    claims = sorted(all_claims(), key=lambda c: natural_key(c.id))
+    claims = sorted(all_claims(_pack(args.pack)), key=lambda c: natural_key(c.id))
     last = _last_verdicts(getattr(args, "source", None))
     id_width, kind_width = max(len(c.id) for c in claims), max(len(c.kind) for c in claims)
     if last is None:
@@ -360,7 +392,7 @@ def cmd_show(args) -> int:
     from moecl_verify.checks.registry import UnknownClaimPattern, get
 
     try:
-        claim = get(args.claim_id)
+        claim = get(args.claim_id, _pack(args.pack))
     except UnknownClaimPattern as exc:
         raise UsageError(f"show: {exc}") from None
     print(f"{claim.id}: {claim.summary}")
@@ -375,24 +407,6 @@ def cmd_show(args) -> int:
             print(f"reading: {form.reading}")
         print(f"LaTeX: {form.latex}")
         print(form.pretty)
-    return EXIT_OK
-
-
-def cmd_figures(args) -> int:
-    from moecl_verify.checks import runner
-    from moecl_verify.progress import RunDisplay
-    from moecl_verify.reports import artifact_figures, results_json
-
-    out = _writable_dir(args.out)
-    with RunDisplay(quiet=args.quiet) as display:
-        with execution.chunk_runner(args) as chunks:
-            result = runner.run(["fig2.*", "fig4.*", "fig5.*"], budget=args.budget, seed=args.seed,
-                                progress=display.work, on_claim=display.claim, chunk_runner=chunks,
-                                reuse_claims=not args.recompute_claims, lanes=execution.lanes(args))
-        display.step("drawing figures")
-        written = artifact_figures.write(result, out)
-    written.append(results_json.write(result, out / "results.json"))
-    print(f"{len(written) - 1} figures ({', '.join(p.name for p in written[:-1])}) and results.json in {out}{os.sep}")
     return EXIT_OK
 
 
@@ -418,16 +432,12 @@ def cmd_diff(args) -> int:
         old, new = diff.load(args.old), diff.load(args.new)
     except results_json.ResultsFileError as exc:
         raise UsageError(f"diff: {exc}") from None
+    _check_pack_of(old, args.pack, "diff")
+    _check_pack_of(new, args.pack, "diff")
     result = diff.compare(old, new, rel=args.rel)
     sys.stdout.write(diff.render(result, show_text=args.text, only=args.only))
     moved = not result.same_findings if args.strict else bool(result.flips)
     return EXIT_REFUTED if moved else EXIT_OK
-
-
-def cmd_simulate(args) -> int:
-    from moecl_verify import cli_simulate
-
-    return cli_simulate.cmd_simulate(args)
 
 
 COMMANDS = {
@@ -435,8 +445,7 @@ COMMANDS = {
     "report": cmd_report,
     "list": cmd_list,
     "show": cmd_show,
-    "simulate": cmd_simulate,
-    "figures": cmd_figures,
+    "packs": cmd_packs,
     "cache": cmd_cache,
     "diff": cmd_diff,
 }
@@ -446,13 +455,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        if args.command == "simulate" and args.config:
-            from moecl_verify import cli_simulate
+        command = getattr(args, "pack_command", None)
+        if command is not None:
+            from moecl_verify.checks.pack import Invocation
 
             words = list(sys.argv[1:] if argv is None else argv)
-            sim = parser._subparsers._group_actions[0].choices["simulate"]
-            args = cli_simulate.apply_config(sim, words[words.index("simulate") + 1:], args.config)
-            args.command = "simulate"
+            own = parser._subparsers._group_actions[0].choices[args.command]
+            return command.run(args, Invocation(own, tuple(words[words.index(args.command) + 1:])))
         return COMMANDS[args.command](args)
     except UsageError as exc:
         print(f"moecl-verify: error: {exc}", file=sys.stderr)

@@ -9,21 +9,21 @@ estimate, ``MemAvailable`` of /proc/meminfo, read through psutil.
 
 from __future__ import annotations
 
-# Measured peak resident memory in GB (10^9 bytes) of a run of every claim (bench/bench_memory.py, two cores,
-# fresh cache, summed over the command and its lanes), with one claim lane and with two, rounded up; MARGIN
-# leaves room for other machines' libraries and allocators.
-PEAK_GB = {
-    ("smoke", 1): 0.4, ("smoke", 2): 0.8,
-    ("standard", 1): 0.9, ("standard", 2): 1.2,
-    ("full", 1): 2.1, ("full", 2): 3.2,
-}
+from typing import Mapping
+
+# The pack declares its measured peaks (Pack.peak_memory_gb: GB by (budget, claim lanes) for one lane and two,
+# every claim, fresh cache, summed over the command and its lanes); MARGIN leaves room for other machines'
+# libraries and allocators.
 MARGIN = 1.15
 
 
-def need_gb(budget: str, lanes: int) -> float:
+def need_gb(budget: str, lanes: int, peaks: Mapping) -> float | None:
     """The memory a run of every claim at ``budget`` needs with ``lanes`` claim lanes (more lanes than two:
-    each further lane as much again as the second added, and never less than two lanes need)."""
-    one, two = PEAK_GB[(budget, 1)], PEAK_GB[(budget, 2)]
+    each further lane as much again as the second added, and never less than two lanes need); None when
+    the pack measured nothing for the budget."""
+    if (budget, 1) not in peaks or (budget, 2) not in peaks:
+        return None
+    one, two = peaks[(budget, 1)], peaks[(budget, 2)]
     if lanes <= 1:
         return MARGIN * one
     return MARGIN * (two + max(0.0, two - one) * (lanes - 2))
@@ -39,22 +39,20 @@ def available_gb() -> float | None:
         return None
 
 
-def warning(budget: str, lanes: int, available: float | None) -> str | None:
-    """One line when a run at ``budget`` with ``lanes`` lanes may need more memory than ``available``; None
-    when it fits (or nothing is known)."""
-    if available is None:
-        return None
-    need = need_gb(budget, lanes)
-    if need <= available:
+def warning(budget: str, lanes: int, available: float | None, peaks: Mapping) -> str | None:
+    """One line when a run at ``budget`` with ``lanes`` lanes may need more memory than ``available``
+    (``peaks``: the pack's measured peaks); None when it fits (or nothing is known)."""
+    need = need_gb(budget, lanes, peaks)
+    if available is None or need is None or need <= available:
         return None
     advice = ""
-    fewer = [n for n in range(lanes - 1, 0, -1) if need_gb(budget, n) <= available]
+    fewer = [n for n in range(lanes - 1, 0, -1) if need_gb(budget, n, peaks) <= available]
+    smaller = "standard" if budget == "full" else "smoke"
     if fewer:
-        advice = f"; with --jobs {fewer[0]} it needs about {need_gb(budget, fewer[0]):.1f} GB"
-    elif budget != "smoke":
-        smaller = "standard" if budget == "full" else "smoke"
-        advice = f"; --jobs 1 needs about {need_gb(budget, 1):.1f} GB, --budget {smaller} --jobs 1 about " \
-                 f"{need_gb(smaller, 1):.1f} GB"
+        advice = f"; with --jobs {fewer[0]} it needs about {need_gb(budget, fewer[0], peaks):.1f} GB"
+    elif budget != "smoke" and need_gb(smaller, 1, peaks) is not None:
+        advice = f"; --jobs 1 needs about {need_gb(budget, 1, peaks):.1f} GB, --budget {smaller} --jobs 1 about " \
+                 f"{need_gb(smaller, 1, peaks):.1f} GB"
     return (f"a run of every claim at the {budget} budget with {lanes} claim lane{'s' if lanes != 1 else ''} needs "
             f"about {need:.1f} GB of memory at its peak, and {available:.1f} GB are available; it may be killed by "
             f"the operating system{advice}")

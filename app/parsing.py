@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from moecl_verify.errors import UsageError
 
@@ -51,3 +52,16 @@ def nonneg_float(name: str):
         return value
 
     return parse
+
+
+def writable_dir(text: str) -> Path:
+    """``--out``: a directory, created if missing, that this process can write into."""
+    out = Path(text)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".moecl-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--out must be a writable directory; {text!r}: {exc.strerror or exc}") from None
+    return out

@@ -16,7 +16,7 @@ t2 = ceil(M / (eta sigma0^0.75)) (Proposition 2). Pools 0-3 of the open-question
 
 Selection rule (fixed before looking at the table): among the settings whose gate froze in at least 95% of
 the replicates on every pool, the one with the largest mean purity over the pools. The experiments
-(checks/experiments/open_questions.py) run only the chosen setting; this search stays out of the run.
+(packs/moe_cl/experiments/open_questions.py) run only the chosen setting; this search stays out of the run.
 
     python bench/specializing_regime.py [--replicates 30] [--pools 4] [--top 12]
 """

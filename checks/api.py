@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks import pack as packs
+from moecl_verify.checks.context import BUDGETS, Context, measure_claim
 from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.checks.registry import get
 from moecl_verify.checks.decide import decide_claims, is_exact
@@ -63,14 +64,14 @@ class ClaimCheck:
     __repr__ = __str__
 
 
-_CONTEXTS: dict[tuple[str, int], Context] = {}
+_CONTEXTS: dict[tuple[str, int, str], Context] = {}
 
 
-def _context(budget: str, seed: int) -> Context:
+def _context(budget: str, seed: int, pack: str) -> Context:
     """One context per (budget, seed) in a process, so claims that share an experiment
     (the Figure 2 claims) simulate it once per notebook kernel, as in a run.  The
     shared simulations are deterministic functions of (budget, seed)."""
-    key = (budget, seed)
+    key = (budget, seed, pack)
     if key not in _CONTEXTS:
         _CONTEXTS[key] = Context(budget=BUDGETS[budget], seed=seed)
     return _CONTEXTS[key]
@@ -82,16 +83,16 @@ def _measure(claim, ctx: Context) -> list:
     it, or if another run holds the cache, everything is computed."""
     directory = os.environ.get(KERNEL_CACHE_ENV)
     if not directory:
-        return claim.measure(ctx)
+        return measure_claim(claim, ctx)
     try:
         with ResultCache(directory) as cache:
             ctx.runner = ChunkRunner(cache=cache)
             try:
-                return claim.measure(ctx)
+                return measure_claim(claim, ctx)
             finally:
                 ctx.runner = ChunkRunner()
     except (CacheLocked, CacheUnavailable):
-        return claim.measure(ctx)
+        return measure_claim(claim, ctx)
 
 
 def check(
@@ -101,11 +102,13 @@ def check(
     seed: int = 0,
     false_fail_rates: dict[str, float] | None = None,
     family_rate: float = DEFAULT_FAMILY_RATE,
+    pack: str | None = None,
 ) -> ClaimCheck:
+    """Rerun one claim of ``pack`` (default: the default pack) and decide its entries."""
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
-    claim = get(claim_id)
-    measured = _measure(claim, _context(budget, seed))
+    claim = get(claim_id, pack)
+    measured = _measure(claim, _context(budget, seed, packs.get(pack).name))
     thresholds = None
     if false_fail_rates is not None:
         keys = [entry_key(m.form, m.config) for m in measured if not is_exact(m)]

@@ -8,9 +8,10 @@ than the simulation at small budgets.  A claim's *record* is what its
 its figure artifacts, stored under a key of
 
 * the claim id, the budget (name and replicates) and the seed;
-* the SHA-256 of every source file of the ``theory``, ``numeric`` and
-  ``checks`` packages, so any edit to the code recomputes every claim (while
-  the simulation chunks, keyed by the engine alone, are still reused);
+* the pack's name and the SHA-256 of every source file of the ``theory``,
+  ``numeric`` and ``checks`` packages and of the pack's own package, so any
+  edit to the code recomputes every claim (while the simulation chunks, keyed
+  by the engine alone, are still reused);
 * the versions of Python, numpy, sympy and mpmath.
 
 Verdicts are never stored: the Holm correction and the verdicts are
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from moecl_verify.checks import pack as packs
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
 from moecl_verify.checks.scaling import ScalingFit
@@ -61,14 +63,16 @@ class Uncacheable(TypeError):
     """A measure output holds a value the record codec cannot store faithfully."""
 
 
-def layer_roots() -> tuple[tuple[str, Path], ...]:
-    """Where the installed ``moecl_verify`` keeps each layer a claim's result can depend on.
+def layer_roots(pack: "packs.Pack | None" = None) -> tuple[tuple[str, Path], ...]:
+    """Where the installed ``moecl_verify`` keeps each layer a claim's result can depend on, and where the
+    pack keeps its own modules (it may come from another distribution).
 
-    Taken from the imported package (an editable install maps each layer onto its folder of the checkout),
-    so files of other distributions never enter the hash, whatever their names.
+    Taken from the imported packages (an editable install maps each layer onto its folder of the checkout),
+    so other files never enter the hash, whatever their names.
     """
-    return tuple((f"moecl_verify.{layer}", Path(importlib.import_module(f"moecl_verify.{layer}").__file__).parent)
-                 for layer in LAYERS)
+    roots = tuple((f"moecl_verify.{layer}", Path(importlib.import_module(f"moecl_verify.{layer}").__file__).parent)
+                  for layer in LAYERS)
+    return roots if pack is None else roots + ((pack.modules[0], pack.root()),)
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,9 +132,12 @@ def decode(value: Any) -> Any:
     raise ValueError(f"unknown record tag {tag!r}")
 
 
-def claim_key(claim_id: str, budget: str, replicates: int, seed: int, versions: dict) -> tuple[str, dict]:
+def claim_key(claim_id: str, budget: str, replicates: int, seed: int, versions: dict,
+              pack: "packs.Pack | None" = None) -> tuple[str, dict]:
     description = {"format": FORMAT, "claim": claim_id, "budget": budget, "replicates": replicates, "seed": seed,
-                   "source_version": source_version(), "versions": versions}
+                   "source_version": source_version(layer_roots(pack)), "versions": versions}
+    if pack is not None:
+        description["pack"] = pack.name
     text = json.dumps(description, sort_keys=True, separators=(",", ":"))
     return "claim-" + hashlib.sha256(text.encode()).hexdigest(), description
 
@@ -138,9 +145,10 @@ def claim_key(claim_id: str, budget: str, replicates: int, seed: int, versions: 
 class ClaimStore:
     """Reads and writes finished-claim records in a :class:`ResultCache`."""
 
-    def __init__(self, cache: ResultCache, budget: str, replicates: int, seed: int, versions: dict):
+    def __init__(self, cache: ResultCache, budget: str, replicates: int, seed: int, versions: dict,
+                 pack: "packs.Pack | None" = None):
         self.cache = cache
-        self._key_parts = (budget, replicates, seed, versions)
+        self._key_parts = (budget, replicates, seed, versions, pack)
         self.reused: list[str] = []
         self.computed: list[str] = []
         self.uncacheable: list[str] = []

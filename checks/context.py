@@ -8,7 +8,8 @@ stable description, so it runs once per run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from moecl_verify.numeric.chunks import ChunkRunner
 
@@ -44,8 +45,8 @@ class Context:
     progress: Callable[[str, int, int], None] = lambda label, done, total: None
     # Where simulation chunks run and whether they are cached; results do not depend on it.
     runner: ChunkRunner = field(default_factory=ChunkRunner)
-    # A folder holding MNIST's IDX files (Figure 3); None: the digits bundled with scikit-learn.
-    mnist_dir: str | None = None
+    # The values of the pack's run options (checks.pack.RunOption), by name; a missing name means not given.
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     # The claim being measured and the namespaces it declares (Claim.shares); None outside a claim.
     claim_id: str | None = None
     declared: tuple[str, ...] | None = None
@@ -69,6 +70,25 @@ class Context:
             del self._shared[key]
         if gone:
             return_freed_memory()
+
+
+def measure_claim(claim, ctx: Context) -> list:
+    """``claim.measure(ctx)``, with every fetch of shared work checked against the claim's declared
+    namespaces (the one way a claim is measured: in a run, in a lane, through the API)."""
+    ctx.claim_id, ctx.declared = claim.id, claim.shares
+    try:
+        return claim.measure(ctx)
+    finally:
+        ctx.claim_id = ctx.declared = None
+
+
+def measure_with_artifacts(claim, ctx: Context) -> tuple[list, dict]:
+    """The claim's measurements and its figure artifacts, under the same check."""
+    ctx.claim_id, ctx.declared = claim.id, claim.shares
+    try:
+        return claim.measure(ctx), {name: fn(ctx) for name, fn in claim.artifacts}
+    finally:
+        ctx.claim_id = ctx.declared = None
 
 
 def return_freed_memory() -> None:

@@ -26,28 +26,20 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
+from moecl_verify.checks import pack as packs
 from moecl_verify.checks.registry import Claim
 
-# Seconds each claim took at the standard budget on two cores (numba's compilation included where the
-# claim triggers it).  Used only to start the costliest groups first; a claim missing here counts 1 s.
-COST_HINT = {
-    "fig3.moe_beats_single": 280.0, "prop2.t2": 58.0, "c4": 32.0, "lemma1": 27.0, "prop1": 13.0,
-    "open.balance_outside_gradient": 12.0, "lemma8": 11.0, "prop2.t1": 9.0, "fig2.termination_converges": 8.0,
-    "lemma13": 7.0, "open.top2": 5.5, "lemma16": 5.0, "open.rare_task": 4.6, "lemma11": 4.5,
-    "prop4.forgetting": 4.0, "open.unseen_task": 3.7, "c5": 3.7, "fig5.forgetting_robust": 3.5,
-    "thm2.generalization": 3.4, "thm1.forgetting_early": 3.4, "fig4.balance": 3.2, "fig2.moe_beats_single": 3.0,
-    "lemma2": 2.9, "fig2.no_termination_higher": 2.7, "lemma4": 2.7, "cor1": 2.6, "open.drift": 2.3,
-    "lemma9": 2.2, "lemma3": 2.2, "lemma12": 1.9,
-}
 # Progress from a worker is forwarded at most this often per label (the last step of each is always sent).
 PROGRESS_INTERVAL = 0.25
 
 
-def groups(claims: Sequence[Claim]) -> list[list[Claim]]:
+def groups(claims: Sequence[Claim], cost_hints: Mapping[str, float] | None = None) -> list[list[Claim]]:
     """The claims joined wherever they declare a common namespace (transitively), each group in the order
-    given, groups ordered by their summed :data:`COST_HINT`, costliest first (ties: first claim's order)."""
+    given, groups ordered by their summed cost hints (the pack's seconds per claim, measured once; a claim
+    missing there counts 1 s), costliest first (ties: first claim's order)."""
+    cost_hints = cost_hints or {}
     parent = list(range(len(claims)))
 
     def find(i: int) -> int:
@@ -66,7 +58,7 @@ def groups(claims: Sequence[Claim]) -> list[list[Claim]]:
     joined: dict[int, list[int]] = {}
     for i in range(len(claims)):
         joined.setdefault(find(i), []).append(i)
-    ordered = sorted(joined.values(), key=lambda idx: (-sum(COST_HINT.get(claims[i].id, 1.0) for i in idx), idx[0]))
+    ordered = sorted(joined.values(), key=lambda idx: (-sum(cost_hints.get(claims[i].id, 1.0) for i in idx), idx[0]))
     return [[claims[i] for i in idx] for idx in ordered]
 
 
@@ -130,14 +122,14 @@ def peak_memory_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str | None,
+def _measure_group(claim_ids: list[str], budget: str, seed: int, options: dict, pack: str,
                    cache_dir: str | None, outbox: str) -> dict:
     """A lane's work: measure ``claim_ids`` in order in this process, sending ("start", id),
     ("work", label, done, total) and ("done", id, path) to the parent; returns the chunk cache's counts and
     problems, with the group's claims and its peak resident memory.  A claim's :class:`Finished` is pickled here, inside the error handling, into a file of
     ``outbox`` renamed into place before its "done" is sent: the queue carries only short messages (within
     the pipe's atomic write size), so a lane killed mid-way cannot leave the parent reading half of one."""
-    from moecl_verify.checks.context import BUDGETS, Context
+    from moecl_verify.checks.context import BUDGETS, Context, measure_with_artifacts
     from moecl_verify.checks.registry import get
     from moecl_verify.numeric.cache import ResultCache
     from moecl_verify.numeric.chunks import ChunkRunner
@@ -145,7 +137,7 @@ def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str 
     events = _EVENTS
     _reset_peak_memory()
     cache = None if cache_dir is None else ResultCache(cache_dir)
-    ctx = Context(budget=BUDGETS[budget], seed=seed, mnist_dir=mnist_dir, runner=ChunkRunner(cache=cache))
+    ctx = Context(budget=BUDGETS[budget], seed=seed, options=dict(options), runner=ChunkRunner(cache=cache))
     last: dict[str, float] = {}
 
     def progress(label: str, done: int, total: int) -> None:
@@ -157,13 +149,10 @@ def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str 
     ctx.progress = progress
     for claim_id in claim_ids:
         try:
-            claim = get(claim_id)
+            claim = get(claim_id, pack)
             events.put(("start", claim_id))
             started = time.perf_counter()
-            ctx.claim_id, ctx.declared = claim.id, claim.shares
-            measurements = claim.measure(ctx)
-            artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
-            ctx.claim_id = ctx.declared = None
+            measurements, artifacts = measure_with_artifacts(claim, ctx)
             payload = pickle.dumps(Finished(claim_id, measurements, artifacts, time.perf_counter() - started),
                                    protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
@@ -181,14 +170,15 @@ def _measure_group(claim_ids: list[str], budget: str, seed: int, mnist_dir: str 
                                          "problems": list(stats.problems), **memory}
 
 
-def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: int, mnist_dir: str | None,
-                     cache_dir: str | None, on_start: Callable[[str], None],
+def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: int, options: dict | None = None,
+                     pack: str | None = None, cache_dir: str | None, on_start: Callable[[str], None],
                      on_work: Callable[[str, int, int], None],
                      on_counts: Callable[[dict], None] = lambda counts: None) -> Iterator[Finished]:
     """Measure ``claims`` in ``lanes`` worker processes; yields each claim as it finishes (in finishing
     order), after calling ``on_start(claim_id)`` as it starts and ``on_work`` for its progress, and
     ``on_counts`` with each lane's chunk-cache counts and problems as its group ends.  A worker's exception is raised
     here once the other lanes have been stopped."""
+    pack = packs.get(pack).name
     spawn = multiprocessing.get_context("spawn")  # fork would copy the parent's threads and numba state
     events = spawn.Queue()
     waiting = {claim.id for claim in claims}
@@ -196,8 +186,9 @@ def measure_in_lanes(claims: Sequence[Claim], *, lanes: int, budget: str, seed: 
             ProcessPoolExecutor(max_workers=lanes, mp_context=spawn, initializer=_lane_start,
                                 initargs=(events,)) as pool:
         pending: set[Future] = {
-            pool.submit(_measure_group, [c.id for c in group], budget, seed, mnist_dir, cache_dir, outbox)
-            for group in groups(claims)}
+            pool.submit(_measure_group, [c.id for c in group], budget, seed, dict(options or {}), pack,
+                        cache_dir, outbox)
+            for group in groups(claims, packs.get(pack).cost_hints)}
         try:
             # A lane's events and its group's return travel on different pipes, so the run ends when every
             # claim has been received, not when the futures are done.

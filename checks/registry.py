@@ -1,10 +1,11 @@
-"""The claim registry: every checkable statement of the paper, by id.
+"""The claim registry: every checkable statement of a pack's document, by id.
 
-A ``Claim`` names where the paper states it, what kind of statement it is, its
+A ``Claim`` names where the document states it, what kind of statement it is, its
 statement in LaTeX, its preconditions, and two functions: ``measure`` runs the
 experiment and returns measurements; ``slips`` (optional) turns final verdicts
 into slip-audit entries.  Claim modules register themselves on import;
-:func:`all_claims` finds and imports them all.
+:func:`all_claims` finds and imports every module of a pack's claims package
+(:mod:`moecl_verify.checks.pack`), so a claim is added by adding its module.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
+
+from moecl_verify.checks import pack as packs
+from moecl_verify.numeric.chunks import count_as_first_party
 
 if TYPE_CHECKING:  # pragma: no cover
     from moecl_verify.checks.context import Context
@@ -61,31 +65,43 @@ class Claim:
             raise ValueError(f"{self.id}: unknown kind {self.kind!r}")
 
 
-_REGISTRY: dict[str, Claim] = {}
+# Keyed by (the module that defines the claim's measure, id): two packs may use the same id.
+_REGISTRY: dict[tuple[str, str], Claim] = {}
 
 
 def register(claim: Claim) -> Claim:
-    if claim.id in _REGISTRY and _REGISTRY[claim.id] is not claim:
+    key = (claim.measure.__module__, claim.id)
+    if key in _REGISTRY and _REGISTRY[key] is not claim:
         raise ValueError(f"claim {claim.id!r} registered twice")
-    _REGISTRY[claim.id] = claim
+    _REGISTRY[key] = claim
     return claim
 
 
-CLAIMS_PACKAGE = "moecl_verify.checks.claims"
-
-
-def claim_modules() -> list[str]:
-    """Every module under :mod:`moecl_verify.checks.claims`, found on disk: a claim is added by adding
-    its module, with no list to keep."""
-    package = importlib.import_module(CLAIMS_PACKAGE)
-    return sorted(info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{CLAIMS_PACKAGE}.")
+def claim_modules(pack: "str | packs.Pack | None" = None) -> list[str]:
+    """Every module of the pack's claims package, found on disk: a claim is added by adding its module,
+    with no list to keep."""
+    pack = packs.get(pack)
+    package_name = pack.claims
+    # A pack from another distribution: its code enters the simulation chunks' cache keys too.
+    count_as_first_party(pack.modules[0])
+    package = importlib.import_module(package_name)
+    return sorted(info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.")
                   if not info.ispkg)
 
 
-def all_claims() -> list[Claim]:
-    for name in claim_modules():
+def all_claims(pack: "str | packs.Pack | None" = None) -> list[Claim]:
+    """The pack's claims (default: the default pack), sorted by id."""
+    modules = claim_modules(pack)
+    for name in modules:
         importlib.import_module(name)
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    inside = set(modules)
+    found: dict[str, Claim] = {}
+    for (module, claim_id), claim in _REGISTRY.items():
+        if module in inside:
+            if claim_id in found:
+                raise ValueError(f"claim {claim_id!r} registered twice in {packs.get(pack).name}")
+            found[claim_id] = claim
+    return [found[k] for k in sorted(found)]
 
 
 class UnknownClaimPattern(ValueError):
@@ -100,9 +116,9 @@ class UnknownClaimPattern(ValueError):
         super().__init__(f"no claim matches {pattern!r}{hint} (all ids: moecl-verify list)")
 
 
-def select(patterns: list[str] | None) -> list[Claim]:
-    """Claims whose id matches any shell-style pattern (all when None)."""
-    claims = all_claims()
+def select(patterns: list[str] | None, pack: "str | packs.Pack | None" = None) -> list[Claim]:
+    """The pack's claims whose id matches any shell-style pattern (all when None)."""
+    claims = all_claims(pack)
     if not patterns:
         return claims
     chosen: list[Claim] = []
@@ -114,8 +130,8 @@ def select(patterns: list[str] | None) -> list[Claim]:
     return sorted(chosen, key=lambda c: c.id)
 
 
-def get(claim_id: str) -> Claim:
-    claims = {c.id: c for c in all_claims()}
+def get(claim_id: str, pack: "str | packs.Pack | None" = None) -> Claim:
+    claims = {c.id: c for c in all_claims(pack)}
     if claim_id not in claims:
         raise UnknownClaimPattern(claim_id, list(claims))
     return claims[claim_id]

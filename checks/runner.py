@@ -15,10 +15,11 @@ import sympy
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.claim_store import ClaimStore
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import BUDGETS, Context, measure_with_artifacts
 from moecl_verify.checks.decide import decide_claims, is_exact
 from moecl_verify.checks.model import RunResult
 from moecl_verify.checks import lanes as lanes_module
+from moecl_verify.checks import pack as packs
 from moecl_verify.checks.registry import Claim, select
 from moecl_verify.numeric.chunks import ChunkRunner
 
@@ -30,13 +31,6 @@ DEFAULT_FAMILY_RATE = 1e-3
 OPTIONAL_LIBRARIES = ("jax", "jaxlib", "scikit-learn")
 # Libraries every claim's numbers depend on besides numpy, sympy and mpmath.
 CORE_LIBRARIES = ("scipy", "numba")
-
-SIMULATION = ("draws streamed by round from one keyed stream per kind (numeric/streams.py), the normals by numba's "
-              "compilation of numpy's own sampler (the same numbers, checked in every process; numpy's fill where "
-              "they would differ); the single expert and Algorithm 1 with every option of its configuration "
-              "(top-k, balancing rule, router, per-round records) by the compiled numba kernels of "
-              "numeric/kernels.py, the per-round traces some lemmas read (an observer of every round) by the numpy "
-              "engine; the two engines agree to rounding (tested to 1e-9 relative)")
 
 
 def versions() -> dict:
@@ -65,8 +59,9 @@ def run(
     reuse_claims: bool = True,
     claim_records: dict | None = None,
     on_claim: Callable[[int, int, str, str], None] | None = None,
-    mnist_dir: str | None = None,
+    options: dict | None = None,
     lanes: int = 1,
+    pack: "str | packs.Pack | None" = None,
     group_memory: list | None = None,
 ) -> RunResult:
     """Run the claims matching ``patterns`` and return verdicts, slips, readings.
@@ -86,8 +81,9 @@ def run(
     total)`` hears each claim's own work and then the step ``deciding verdicts (Holm across N
     entries)``.  Neither changes a result.
 
-    ``mnist_dir``: a folder with MNIST's IDX files for Figure 3 (default: scikit-learn's bundled digits);
-    it is part of the key of the finished claims' records.
+    ``pack``: the document whose claims run (:mod:`moecl_verify.checks.pack`; default: the default pack).
+    ``options``: values of the pack's run options by name (``Context.options``); the given ones are part of
+    the key of the finished claims' records.
 
     ``lanes`` > 1 measures the claims in that many worker processes (:mod:`moecl_verify.checks.lanes`),
     with the chunk runner's cache but not its executor (each lane computes its chunks in process); the
@@ -99,16 +95,18 @@ def run(
         raise ValueError(f"lanes must be an integer >= 1, got {lanes!r}")
     if not (0 < family_rate < 1) or math.isnan(family_rate):
         raise ValueError(f"family false-fail rate must be in (0, 1), got {family_rate}")
-    claims = select(patterns)
-    ctx = Context(budget=BUDGETS[budget], seed=seed, mnist_dir=mnist_dir)
+    pack = packs.get(pack)
+    options = {name: value for name, value in (options or {}).items() if value is not None}
+    claims = select(patterns, pack)
+    ctx = Context(budget=BUDGETS[budget], seed=seed, options=dict(options))
     if chunk_runner is not None:
         ctx.runner = chunk_runner
     if progress is not None:
         ctx.progress = progress
     store = None
     if reuse_claims and ctx.runner.cache is not None:
-        keyed = versions() if mnist_dir is None else {**versions(), "mnist_dir": str(mnist_dir)}
-        store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, keyed)
+        keyed = {**versions(), **{name: str(value) for name, value in sorted(options.items())}}
+        store = ClaimStore(ctx.runner.cache, budget, BUDGETS[budget].replicates, seed, keyed, pack)
     measured: dict[str, list] = {}
     artifacts: dict = {}
     position = {claim.id: index for index, claim in enumerate(claims, 1)}
@@ -131,7 +129,7 @@ def run(
     # holds one group's simulations at a time, as a lane does.
     last_user = {name: claim.id for claim in todo for name in claim.shares}
     # Lanes pay for their start-up only with two groups or more to spread.
-    lanes = min(lanes, len(lanes_module.groups(todo))) if todo else 1
+    lanes = min(lanes, len(lanes_module.groups(todo, pack.cost_hints))) if todo else 1
     for claim in claims:
         started = time.perf_counter()
         record = records.pop(claim.id)
@@ -144,10 +142,7 @@ def run(
         elif lanes == 1:
             if on_claim is not None:
                 on_claim(position[claim.id], len(claims), claim.id, "start")
-            ctx.claim_id, ctx.declared = claim.id, claim.shares
-            ms = claim.measure(ctx)
-            claim_artifacts = {name: fn(ctx) for name, fn in claim.artifacts}
-            ctx.claim_id = ctx.declared = None
+            ms, claim_artifacts = measure_with_artifacts(claim, ctx)
             ctx.release(name for name in claim.shares if last_user[name] == claim.id)
             if store is not None:
                 store.put(claim.id, ms, claim_artifacts)
@@ -166,7 +161,7 @@ def run(
                 group_memory.append({"claims": counts["claims"], "peak_rss_bytes": counts["peak_rss_bytes"]})
 
         for done in lanes_module.measure_in_lanes(
-                todo, lanes=lanes, budget=budget, seed=seed, mnist_dir=mnist_dir,
+                todo, lanes=lanes, budget=budget, seed=seed, options=options, pack=pack.name,
                 cache_dir=None if cache is None else str(cache.directory),
                 on_start=lambda claim_id: on_claim and on_claim(finished + 1, len(claims), claim_id, "start"),
                 on_work=ctx.progress, on_counts=add_counts):
@@ -193,6 +188,7 @@ def run(
                 seen.add(interp.id)
                 interpretations.append(interp)
     meta = {
+        "pack": pack.name,
         "claims": [c.id for c in claims],
         "budget": budget,
         "replicates": BUDGETS[budget].replicates,
@@ -200,7 +196,7 @@ def run(
         "family_false_fail_rate": family_rate,
         "power": stats.POWER,
         "versions": versions(),
-        "simulation": SIMULATION,
+        "simulation": pack.simulation,
     }
     claim_info = tuple(
         {

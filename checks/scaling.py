@@ -132,7 +132,7 @@ def fit_exponent_pools(
 
     ``samples[p][j]`` holds pool p's replicate values at ``sigma0[j]``, the same number R of replicates for
     every pool and sigma0, replicate r being paired across sigma0 (the same draws,
-    :mod:`checks.experiments.sweep_design`).  NaN marks a replicate at which the quantity is undefined; it is
+    :mod:`packs.moe_cl.experiments.sweep_design`).  NaN marks a replicate at which the quantity is undefined; it is
     left out of the mean at that sigma0.  The statistic is the mean over every pool's replicates.
 
     Two-stage bootstrap: each resample draws K pools with replacement, then R replicates with replacement

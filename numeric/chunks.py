@@ -77,10 +77,21 @@ def _canonical(value: Any) -> Any:
     raise TypeError(f"cannot key a chunk argument of type {type(value).__name__}")
 
 
-FIRST_PARTY = ("moecl_verify.theory", "moecl_verify.numeric", "moecl_verify.checks")
+# The packages whose code a chunk computes with: this distribution's, and those of packs installed from other
+# distributions (added by the claim registry as it loads a pack, :func:`count_as_first_party`).
+FIRST_PARTY = ["moecl_verify"]
 # Where and whether a chunk runs, never what it computes: left out of the code a chunk depends on.
 INFRASTRUCTURE = frozenset({"moecl_verify.numeric.cache", "moecl_verify.numeric.chunk", "moecl_verify.numeric.chunks",
                             "moecl_verify.numeric.executors"})
+
+
+def count_as_first_party(package: str) -> None:
+    """Let ``package``'s modules enter the code version of the chunks that reach them (a pack's own
+    experiments and claims, or the verification layer)."""
+    if not any(package == p or package.startswith(p + ".") for p in FIRST_PARTY):
+        FIRST_PARTY.append(package)
+        module_closure.cache_clear()
+        _module_version.cache_clear()
 
 
 def _first_party_module(value: Any) -> str | None:
@@ -94,7 +105,9 @@ def _first_party_module(value: Any) -> str | None:
 @functools.lru_cache(maxsize=None)
 def module_closure(module_name: str) -> tuple[str, ...]:
     """The first-party modules a chunk function's module can reach: itself, then every module, function or
-    class it holds at top level that comes from ``theory``, ``numeric`` or ``checks``, transitively.
+    class it holds at top level that comes from ``moecl_verify`` or a package added by
+    :func:`count_as_first_party`, transitively (the renderers and the command line are never reached: the
+    layers only import downwards).
 
     Over-inclusive on purpose (a helper module that a chunk never calls still counts), so that an edit to
     anything a chunk computes with, e.g. theory/routing.py under Lemma 2's exact grid audit, changes its key.

@@ -12,7 +12,7 @@ simulating):
   intervals (``fig_<claim>_probability.png``);
 * :mod:`reports.scaling_figures`: log-log scaling in sigma0
   (``fig_<claim>_scaling.png``);
-* :mod:`reports.artifact_figures`: the paper's Figures 2, 4 and 5 reproduced.
+* the pack's own figures (``Pack.figures``: a document's figures reproduced).
 
 Together they give every claim with a measured number at least one figure.
 :func:`figure_index` lists them per claim with a caption saying what each
@@ -26,13 +26,12 @@ from pathlib import Path
 
 from moecl_verify.checks.model import RunResult
 from moecl_verify.reports import (
-    artifact_figures,
     closed_form_figures,
     estimate_figures,
-    open_figures,
     probability_figures,
     scaling_figures,
 )
+from moecl_verify.reports.document import pack_of
 from moecl_verify.reports import panel_figures as kit
 
 
@@ -47,10 +46,10 @@ def plottable(run: RunResult) -> list[str]:
 
 
 def specs(run: RunResult) -> list[kit.FigureSpec]:
-    """Every figure of ``run``: the paper's figures first, then by kind."""
+    """Every figure of ``run``: the pack's own figures first, then by kind."""
+    pack = pack_of(run)
     return (
-        artifact_figures.specs(run)
-        + open_figures.specs(run)
+        (pack.figures(run) if pack.figures is not None else [])
         + closed_form_figures.specs(run)
         + estimate_figures.specs(run)
         + probability_figures.specs(run)
@@ -61,7 +60,7 @@ def specs(run: RunResult) -> list[kit.FigureSpec]:
 def figure_index(run: RunResult) -> dict[str, list[tuple[str, str]]]:
     """{claim id: [(PNG file name relative to the report, caption), ...]} in the order of ``run.claims``.
 
-    A claim's figures come in the order of their first entries in the results (a reproduced paper figure
+    A claim's figures come in the order of their first entries in the results (a reproduced figure of the document
     first); a figure shared by several claims (Figure 2's curves) is listed under each.
     """
     per_claim: dict[str, list[kit.FigureSpec]] = {}

@@ -1,4 +1,4 @@
-"""What stands and what falls: the paper's headline results, one line each.
+"""What stands and what falls: a document's headline results, one line each (the pack declares them).
 
 Reads a RunResult and computes nothing new: each headline result gathers the
 entries of the claims that measure it, and its verdict is a summary of their
@@ -7,7 +7,7 @@ verdicts under fixed rules (``summarize``):
 * only the *statement* is summarized: entries in the ``stated`` form that are
   not a proof step (``part`` beginning "proof", or a ``.step`` claim).  A
   false proof step is a slip, but it does not make the statement false;
-* ``falls``: some statement entry is refuted, under every reading the paper
+* ``falls``: some statement entry is refuted, under every reading the document
   leaves open (entries without a reading count for every reading);
 * ``depends on the reading``: refuted under one reading, not under another;
 * ``stands``: every statement entry confirmed;
@@ -17,9 +17,8 @@ verdicts under fixed rules (``summarize``):
 * ``not checkable``: every statement entry is not checkable;
 * ``not in this run``: no entry measures it.
 
-The claims measuring the reviewer's claims C1-C6 follow an independent
-reviewer's reading of the paper (its table of claims and the evidence it names
-for each).
+A pack may also declare the claims of an independent reading of its document
+(``Pack.reading_headline``), each measured by the entries that reading names.
 """
 
 from __future__ import annotations
@@ -29,71 +28,14 @@ import io
 from dataclasses import dataclass
 
 from moecl_verify.checks.model import RunResult
-from moecl_verify.reports.order import in_paper_order, paper_key
+from moecl_verify.checks.pack import HeadlineItem, Pack
+from moecl_verify.reports.document import pack_of
 
 FALLS, DEPENDS, STANDS, PARTLY, OPEN, NOT_CHECKABLE, ABSENT = (
     "falls", "depends on the reading", "stands", "partly confirmed", "open", "not checkable", "not in this run")
 HEADLINE_VERDICTS = (FALLS, DEPENDS, STANDS, PARTLY, OPEN, NOT_CHECKABLE, ABSENT)
 PLURAL = {FALLS: "fall", DEPENDS: "depend on the reading", STANDS: "stand", PARTLY: "partly confirmed", OPEN: "open",
           NOT_CHECKABLE: "not checkable", ABSENT: "not in this run"}
-
-
-@dataclass(frozen=True)
-class HeadlineItem:
-    """A result the reader wants judged in one line, and the claims that measure it.
-
-    ``claims`` are claim ids or prefixes (``thm1`` covers ``thm1.*``)."""
-
-    key: str
-    title: str
-    statement: str
-    claims: tuple[str, ...]
-    group: str  # "paper" or "reviewer"
-
-
-PAPER_ITEMS = (
-    HeadlineItem("prop1", "Proposition 1", "after exploration (T1 rounds) the expert sets are fixed and experts stop "
-                 "changing", ("prop1",), "paper"),
-    HeadlineItem("prop2", "Proposition 2", "if the gate keeps training, gate-output gaps shrink to O(σ0^1.75) (the "
-                 "specialization is lost)", ("prop2",), "paper"),
-    HeadlineItem("prop3", "Proposition 3", "gate training terminates by T2 and then routes each task inside its set, "
-                 "uniformly", ("prop3",), "paper"),
-    HeadlineItem("prop4", "Proposition 4", "one expert's expected forgetting and generalization error, eq. (17)-(18)",
-                 ("prop4",), "paper"),
-    HeadlineItem("thm1", "Theorem 1", "MoE's forgetting and generalization error bounds, eq. (19)-(20), M ≥ N",
-                 ("thm1",), "paper"),
-    HeadlineItem("thm2", "Theorem 2", "the bounds with fewer experts than tasks, eq. (21)-(22), M < N",
-                 ("thm2",), "paper"),
-    HeadlineItem("fig2", "Figure 2", "termination drives errors to near zero; MoE beats one expert; M = 20 no "
-                 "better than M = 10", ("fig2",), "paper"),
-    HeadlineItem("fig3", "Figure 3", "the insights hold for deep networks on real data", ("fig3",), "paper"),
-    HeadlineItem("fig4", "Figure 4", "a threshold Γ ≤ λ balances load within expert sets", ("fig4",), "paper"),
-    HeadlineItem("fig5", "Figure 5", "errors are robust to the threshold Γ; balanced load lowers generalization error",
-                 ("fig5",), "paper"),
-)
-
-LEMMA_CHAIN = HeadlineItem(
-    "lemmas", "Lemmas 1-16, Corollary 1", "the proof chain behind Propositions 1-3 and Theorems 1-2",
-    tuple(f"lemma{i}" for i in range(1, 17)) + ("cor1",), "paper")
-
-REVIEWER_ITEMS = (
-    # Routing correctness (Proposition 3 (b)) before the experts' stillness (Proposition 1 (b)).
-    HeadlineItem("C1", "C1", "experts specialize into task sets and routing becomes correct after O(M/η) rounds",
-                 ("prop3", "prop1"), "reviewer"),
-    # Two parts: what continued training does to the errors (Figure 2's criterion) and to the routing itself
-    # (c2: purity with against without termination, both regimes).  Proposition 2's rates (its own row) are not
-    # used here: a gap shrinking more slowly than sigma0^1.75 still shrinks, so a wrong exponent does not
-    # refute "destroys the specialization".
-    HeadlineItem("C2", "C2", "continued gate training under the balancing loss destroys the specialization",
-                 ("c2", "fig2.no_termination_higher"), "reviewer"),
-    HeadlineItem("C3", "C3", "terminating gate updates gives correct routing with balanced load within each set",
-                 ("prop3", "fig4.balance"), "reviewer"),
-    HeadlineItem("C4", "C4", "MoE lowers forgetting and generalization error relative to one expert",
-                 ("c4", "fig2.moe_beats_single"), "reviewer"),
-    HeadlineItem("C5", "C5", "experts beyond what the tasks need do not help and delay convergence",
-                 ("c5", "fig2.more_experts_no_gain"), "reviewer"),
-    HeadlineItem("C6", "C6", "the insights carry to deep networks", ("fig3",), "reviewer"),
-)
 
 
 @dataclass(frozen=True)
@@ -228,19 +170,21 @@ def _strength(res) -> tuple:
     return (one_reading, 0 if exact else 1, res.p_value if res.p_value is not None else 1.0)
 
 
-def decisive(entries, verdict: str, patterns: tuple[str, ...] = ()) -> str:
+def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), order=None) -> str:
     """The line's evidence: counts and the entry that decides it.  Refutations are taken from the first of
-    ``patterns`` (the item's claims, most pertinent first) that has one, else in the paper's order."""
+    ``patterns`` (the item's claims, most pertinent first) that has one, else in the document's order
+    (``order``: a sort key of claim ids, the pack's)."""
+    order = order or (lambda claim_id: ())
     statement = [r for r in entries if is_statement(r)] or list(entries)
     n = len(statement)
     if verdict == ABSENT:
         return "no entry in this run"
-    # The first claim (in the paper's order) with a refutation, then its most decisive entry.
+    # The first claim (in the document's order) with a refutation, then its most decisive entry.
     def pertinence(r) -> int:
         return next((i for i, p in enumerate(patterns) if matches(r.id, (p,))), len(patterns))
 
     refuted = sorted((r for r in statement if r.verdict == "refuted"),
-                     key=lambda r: (pertinence(r), paper_key(r.id), _strength(r)))
+                     key=lambda r: (pertinence(r), order(r.id), _strength(r)))
     confirmed = [r for r in statement if r.verdict == "confirmed"]
     if verdict == FALLS:
         return f"{len(refuted)} of {n} entries refuted; " + entry_evidence(refuted[0])
@@ -262,42 +206,49 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = ()) -> str:
     return f"{n} entries, none decided; " + entry_evidence(statement[0])
 
 
-def _row(run: RunResult, item: HeadlineItem) -> HeadlineRow:
+def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     entries = [r for r in run.results if matches(r.id, item.claims)]
     verdict = summarize(entries)
-    ids = tuple(in_paper_order({r.id for r in entries}))
+    ids = tuple(pack.in_order({r.id for r in entries}))
     counts = {}
     for r in entries:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    return HeadlineRow(item, verdict, decisive(entries, verdict, item.claims), ids, tuple(sorted(counts.items())))
+    return HeadlineRow(item, verdict, decisive(entries, verdict, item.claims, pack.key), ids,
+                       tuple(sorted(counts.items())))
 
 
-def lemma_chain_row(run: RunResult) -> HeadlineRow:
-    """The lemmas summarized in one line: how many fall, depend on a reading, stand."""
-    per_lemma: dict[str, list[str]] = {}
-    for lemma in LEMMA_CHAIN.claims:
-        # a lemma's statement, not the separately registered steps of its proof (lemma11.step1, ...)
-        entries = [r for r in run.results if matches(r.id, (lemma,)) and ".step" not in r.id]
+def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
+    """A chain of claims (a proof's lemmas) summarized in one line: how many fall, depend on a reading,
+    stand."""
+    chain = pack.chain
+    per_member: dict[str, list[str]] = {}
+    for member in chain.claims:
+        # a member's statement, not the separately registered steps of its proof (lemma11.step1, ...)
+        entries = [r for r in run.results if matches(r.id, (member,)) and ".step" not in r.id]
         if entries:
-            per_lemma.setdefault(summarize(entries), []).append(lemma)
-    total = sum(len(v) for v in per_lemma.values())
+            per_member.setdefault(summarize(entries), []).append(member)
+    total = sum(len(v) for v in per_member.values())
     if not total:
-        return HeadlineRow(LEMMA_CHAIN, ABSENT, "no entry in this run", (), ())
-    parts = [f"{len(per_lemma[v])} {PLURAL[v] if len(per_lemma[v]) > 1 else v} ({', '.join(per_lemma[v])})"
-             for v in HEADLINE_VERDICTS if per_lemma.get(v)]
-    verdict = next(v for v in HEADLINE_VERDICTS if per_lemma.get(v))
-    ids = tuple(in_paper_order({r.id for r in run.results if matches(r.id, LEMMA_CHAIN.claims) and ".step" not in r.id}))
-    return HeadlineRow(LEMMA_CHAIN, verdict, f"of {total} lemmas: " + "; ".join(parts), ids, ())
+        return HeadlineRow(chain, ABSENT, "no entry in this run", (), ())
+    parts = [f"{len(per_member[v])} {PLURAL[v] if len(per_member[v]) > 1 else v} ({', '.join(per_member[v])})"
+             for v in HEADLINE_VERDICTS if per_member.get(v)]
+    verdict = next(v for v in HEADLINE_VERDICTS if per_member.get(v))
+    ids = tuple(pack.in_order({r.id for r in run.results if matches(r.id, chain.claims) and ".step" not in r.id}))
+    return HeadlineRow(chain, verdict, f"of {total} {chain.unit}: " + "; ".join(parts), ids, ())
 
 
 def rows(run: RunResult) -> tuple[list[HeadlineRow], list[HeadlineRow]]:
-    """(the paper's headline results with the lemma chain last, the reviewer's claims C1-C6)."""
-    paper = [_row(run, item) for item in PAPER_ITEMS] + [lemma_chain_row(run)]
-    reviewer = [_row(run, item) for item in REVIEWER_ITEMS]
-    return paper, reviewer
+    """(the document's headline results with its chain last, the claims of an independent reading)."""
+    pack = pack_of(run)
+    document = [_row(run, item, pack) for item in pack.headline]
+    if pack.chain is not None:
+        document.append(chain_row(run, pack))
+    reading_rows = [_row(run, item, pack) for item in pack.reading_headline]
+    return document, reading_rows
 
 
-# Experiments beyond the paper (``open.*``): a stated hypothesis, tested; the answer follows its entries.
+# Experiments beyond the document (the pack's ``beyond`` group): a stated hypothesis, tested; the answer
+# follows its entries.
 ANSWERS = {STANDS: "yes: the hypothesis held in every case tested",
            FALLS: "no: the hypothesis failed in some cases",
            PARTLY: "in part: the hypothesis held in some cases, none contradicted it",
@@ -307,7 +258,7 @@ ANSWERS = {STANDS: "yes: the hypothesis held in every case tested",
 
 @dataclass(frozen=True)
 class OpenRow:
-    """One question beyond the paper: the question, its hypothesis, the answer in one sentence, the evidence."""
+    """One question beyond the document: the question, its hypothesis, the answer in one sentence, the evidence."""
 
     claim_id: str
     question: str
@@ -319,7 +270,8 @@ class OpenRow:
 
 def open_rows(run: RunResult) -> list[OpenRow]:
     out = []
-    for claim in sorted((c for c in run.claims if c["id"].startswith("open.")), key=lambda c: paper_key(c["id"])):
+    pack = pack_of(run)
+    for claim in sorted((c for c in run.claims if pack.is_beyond(c["id"])), key=lambda c: pack.key(c["id"])):
         entries = [r for r in run.results if r.id == claim["id"]]
         verdict = summarize(entries)
         statement = [r for r in entries if is_statement(r)] or entries
@@ -328,13 +280,14 @@ def open_rows(run: RunResult) -> list[OpenRow]:
                           if any(r.verdict == v for r in statement))
         answer = ANSWERS[verdict] + (f" ({tally} of {len(statement)} cases)" if statement else "")
         out.append(OpenRow(claim["id"], claim.get("summary", ""), claim.get("statement", ""), verdict,
-                           answer, decisive(entries, verdict)))
+                           answer, decisive(entries, verdict, order=pack.key)))
     return out
 
 
-def items_touching(claim_id: str) -> list[HeadlineItem]:
-    """The headline results whose measuring claims include ``claim_id``."""
-    return [item for item in (*PAPER_ITEMS, LEMMA_CHAIN) if matches(claim_id, item.claims)]
+def items_touching(claim_id: str, pack: Pack) -> list[HeadlineItem]:
+    """The document's headline results whose measuring claims include ``claim_id``."""
+    chain = (pack.chain,) if pack.chain is not None else ()
+    return [item for item in (*pack.headline, *chain) if matches(claim_id, item.claims)]
 
 
 def _table_rows(run: RunResult):
@@ -342,8 +295,9 @@ def _table_rows(run: RunResult):
     for row in paper + reviewer:
         yield (row.item.group, row.item.title, row.item.statement, row.verdict, row.evidence.replace("`", ""),
                " ".join(row.claim_ids))
+    beyond = pack_of(run).beyond_title.lower()
     for row in open_rows(run):
-        yield ("beyond the paper", row.question, row.hypothesis, row.answer, row.evidence.replace("`", ""),
+        yield (beyond, row.question, row.hypothesis, row.answer, row.evidence.replace("`", ""),
                row.claim_id)
 
 
@@ -368,7 +322,7 @@ def latex_escape(text: str) -> str:
 
 def to_latex(run: RunResult) -> str:
     """The headline table as a LaTeX ``tabular`` (booktabs rules; unicode left to the document's encoding)."""
-    lines = [r"% What stands and what falls: Theory on Mixture-of-Experts in Continual Learning (moecl-verify)",
+    lines = [f"% What stands and what falls: {pack_of(run).title} (moecl-verify)",
              r"\begin{tabular}{p{0.16\linewidth}p{0.30\linewidth}p{0.12\linewidth}p{0.34\linewidth}}",
              r"\toprule",
              r"Result & Claim & Verdict & Decisive evidence \\",

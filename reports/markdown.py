@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from moecl_verify.checks.model import VERDICTS, RunResult
-from moecl_verify.reports import consequence, headline, math_text, order
+from moecl_verify.reports import consequence, headline, math_text
+from moecl_verify.reports.document import pack_of
 
 VERDICT_WORDS = {
     "confirmed": "the Monte Carlo agrees with the formula, at a resolution that would have exposed an error",
@@ -97,7 +98,7 @@ EVIDENCE_TABLES = {
 
 def _evidence_tables(add, run: RunResult) -> None:
     by_type: dict[str, list] = {}
-    for res in sorted(run.results, key=lambda r: order.paper_key(r.id)):
+    for res in sorted(run.results, key=lambda r: pack_of(run).key(r.id)):
         by_type.setdefault(evidence_type(res), []).append(res)
     for kind, (title, header, cells) in EVIDENCE_TABLES.items():
         rows = by_type.get(kind, [])
@@ -143,11 +144,16 @@ def anchor(claim_id: str) -> str:
     return "claim-" + claim_id.replace(".", "-")
 
 
+def section_anchor(title: str) -> str:
+    """``Beyond the paper`` -> ``beyond-the-paper``."""
+    return "-".join(title.lower().split())
+
+
 def _link(claim_id: str) -> str:
     return f"[`{claim_id}`](#{anchor(claim_id)})"
 
 
-def _headline_table(add, rows, first_column: str, statement_column: str = "the paper claims") -> None:
+def _headline_table(add, rows, first_column: str, statement_column: str) -> None:
     add(f"| {first_column} | {statement_column} | verdict | decisive evidence | entries |")
     add("|---|---|---|---|---|")
     for row in rows:
@@ -166,23 +172,29 @@ def headline_markdown(run: RunResult) -> str:
 
 
 def _headline(add, run: RunResult) -> None:
-    paper, reviewer = headline.rows(run)
+    pack = pack_of(run)
+    noun = pack.noun
+    document, reading = headline.rows(run)
     add("## What stands and what falls")
     add("")
-    add("Each line summarizes the entries of the claims that measure a result, in the paper's statement as printed "
+    add(f"Each line summarizes the entries of the claims that measure a result, in the {noun}'s statement as printed "
         "(proof steps, corrections and derived forms are reported below but do not decide these lines): **falls** = "
-        "some entry refuted under every reading; **depends on the reading** = refuted under one reading the paper "
+        f"some entry refuted under every reading; **depends on the reading** = refuted under one reading the {noun} "
         "leaves open, not under another; **stands** = every entry confirmed; **partly confirmed** = some confirmed, "
         "none refuted; **open** = none decided.")
     add("")
-    _headline_table(add, paper, "result")
-    add("The claims an independent reviewer's reading of the paper lists (C1-C6), measured by the entries named:")
-    add("")
-    _headline_table(add, reviewer, "claim", "the reading states")
+    _headline_table(add, document, "result", f"the {noun} claims")
+    if reading:
+        titles = [row.item.title for row in reading]
+        span = f"{titles[0]}-{titles[-1]}" if len(titles) > 1 else titles[0]
+        add(f"The claims {pack.reading} of the {noun} lists ({span}), measured by the entries named:")
+        add("")
+        _headline_table(add, reading, "claim", "the reading states")
     beyond = headline.open_rows(run)
     if beyond:
-        add("Beyond the paper: questions the paper leaves open, each answered by a hypothesis stated before it was "
-            "tested and decided under the same error control (details in [Beyond the paper](#beyond-the-paper)):")
+        add(f"{pack.beyond_title}: questions the {noun} leaves open, each answered by a hypothesis stated before it "
+            f"was tested and decided under the same error control (details in [{pack.beyond_title}]"
+            f"(#{section_anchor(pack.beyond_title)})):")
         add("")
         add("| question | answer (hypothesis in the entry's section) | evidence | entries |")
         add("|---|---|---|---|")
@@ -199,12 +211,13 @@ def _slip_overview(add, run: RunResult) -> None:
     add("## Slips, by consequence")
     add("")
     ranked = consequence.ranked_slips(run)
+    caveat_text = pack_of(run).slip_caveat
     if not ranked:
         add("No slip was established by this run.")
         add("")
         return
     add("Ranked by what they break: a false statement in a headline result first, then by how many headline results "
-        "a slip touches (*breaks*: the slip is in the result itself; *undercuts*: in a lemma its proof uses), then by "
+        "a slip touches (*breaks*: the slip is in the result itself; *undercuts*: in a claim its proof uses), then by "
         "class. Details, with the evidence, in the [slip audit](#slip-audit).")
     add("")
     add("| # | slip | breaks | undercuts | class | what holds instead |")
@@ -214,7 +227,7 @@ def _slip_overview(add, run: RunResult) -> None:
         holds = s.holds if len(s.holds) <= 160 else s.holds[:157].rstrip() + "..."
         breaks = ", ".join(item.title for item in r.breaks) or "–"
         undercuts = ", ".join(item.title for item in r.undercuts) or "–"
-        caveat = f" ({SOURCE_CAVEAT})" if s.slip_class in SOURCE_CLASSES else ""
+        caveat = f" ({caveat_text})" if caveat_text and s.slip_class in SOURCE_CLASSES else ""
         add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) | {breaks} | {undercuts} | {s.slip_class} | "
             f"{_cell(holds)}{_cell(caveat)} |")
     add("")
@@ -239,7 +252,7 @@ def _run_section(add, run: RunResult) -> None:
         "the run, Bonferroni across horizons or cases within an entry); exact entries carry no rate; power for "
         f"`min detectable` {meta.get('power')}")
     add(f"- {len(meta.get('claims', []))} claims: " + ", ".join(f"`{c}`" for c in
-                                                              order.in_paper_order(meta.get("claims", []))))
+                                                              pack_of(run).in_order(meta.get("claims", []))))
     add(f"- {versions}")
     if meta.get("simulation"):
         add(f"- simulation: {meta['simulation']}")
@@ -247,15 +260,8 @@ def _run_section(add, run: RunResult) -> None:
     add("")
 
 
-# The text the tool transcribed is not the typeset paper: a reader must know that before trusting a notation slip.
-SOURCE_NOTE = ("> **The source.** The paper's text checked here is a Chinese rendering whose inline LaTeX is damaged in "
-               "places (subscripts and superscripts displaced, some appendix headings mislabelled). Every reading the "
-               "tool chose where the text is garbled is listed under the readings, and a slip of class *notation* or "
-               "*transcription* may be an artifact of that rendering: check it against the original before citing "
-               "it.")
 # Slip classes that the state of the source can explain.
 SOURCE_CLASSES = ("notation", "transcription")
-SOURCE_CAVEAT = "May be an artifact of the source's damaged LaTeX; check against the original."
 
 
 def render(run: RunResult, figures: dict | None = None) -> str:
@@ -263,39 +269,43 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     (path, caption)."""
     lines: list[str] = []
     add = lines.append
-    add("# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*")
+    pack = pack_of(run)
+    noun = pack.noun
+    add(f"# moecl-verify report: *{pack.title}*")
     add("")
     counts = run.counts()
     summary = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n)
     add(f"{len(run.results)} entries ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
         f"Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
     add("")
-    add(SOURCE_NOTE)
-    add("")
+    if pack.source_note:
+        # A reader must know the state of the text checked before trusting a notation slip.
+        add(pack.source_note)
+        add("")
     _headline(add, run)
     _slip_overview(add, run)
     _run_section(add, run)
     add("## Verdicts, by kind of evidence")
     add("")
-    add("One table per kind of evidence, so that every column means one thing; rows in the paper's order. Every entry "
+    add(f"One table per kind of evidence, so that every column means one thing; rows in the {noun}'s order. Every entry "
         "except the exact ones faced the run's Holm threshold (`false-fail rate`); `p` is its p-value against the "
         "claim.")
     add("")
     _evidence_tables(add, run)
     _scaling_section(add, run)
-    add("## Claims, in the paper's order")
+    add(f"## Claims, in the {noun}'s order")
     add("")
     by_id = {c["id"]: c for c in run.claims}
     beyond_started = False
-    for claim_id in order.in_paper_order(by_id):
+    for claim_id in pack.in_order(by_id):
         claim = by_id[claim_id]
-        if claim_id.startswith("open.") and not beyond_started:
+        if pack.is_beyond(claim_id) and not beyond_started:
             beyond_started = True
-            add('<a id="beyond-the-paper"></a>')
+            add(f'<a id="{section_anchor(pack.beyond_title)}"></a>')
             add("")
-            add("## Beyond the paper")
+            add(f"## {pack.beyond_title}")
             add("")
-            add("Experiments on questions the paper leaves open. They are not statements of the paper: each states "
+            add(f"Experiments on questions the {noun} leaves open. They are not statements of the {noun}: each states "
                 "its hypothesis before it is tested, as a criterion with a direction, and is decided under the run's "
                 "error control, with the effect size reported either way.")
             add("")
@@ -306,7 +316,7 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     add("")
     add("## Interpretations")
     add("")
-    add("The reading chosen for every point the paper leaves ambiguous or garbled.")
+    add(f"The reading chosen for every point the {noun} leaves ambiguous or garbled.")
     add("")
     add("| id | where | the question | reading chosen | option |")
     add("|---|---|---|---|---|")
@@ -337,7 +347,7 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
     add("")
     add(f"Source: {claim['source']}. Kind: {claim['kind']}.")
     add("")
-    # An experiment beyond the paper states a hypothesis of its own, not a statement of the paper.
+    # An experiment beyond the document states a hypothesis of its own, not a statement of the document.
     add("The experiment's hypothesis:" if claim["kind"] == "experiment" else "As stated:")
     add("")
     add(math_text.display(claim["statement"]))
@@ -441,7 +451,7 @@ def _slips_section(add, run: RunResult) -> None:
         add("No slip was established by this run.")
         add("")
         return
-    add("Each entry is a discrepancy between what the paper states and what holds, with the evidence, in the order "
+    add(f"Each entry is a discrepancy between what the {pack_of(run).noun} states and what holds, with the evidence, in the order "
         "of the table [Slips, by consequence](#slips-by-consequence).")
     add("")
     for r in consequence.ranked_slips(run):
@@ -458,8 +468,8 @@ def _slips_section(add, run: RunResult) -> None:
         add(f"- **Stated**: {s.stated}")
         add(f"- **Holds**: {s.holds}")
         add(f"- **Evidence**: {s.evidence}")
-        if s.slip_class in SOURCE_CLASSES:
-            add(f"- **Source**: {SOURCE_CAVEAT}")
+        if pack_of(run).slip_caveat and s.slip_class in SOURCE_CLASSES:
+            add(f"- **Source**: {pack_of(run).slip_caveat}")
         add("")
 
 

@@ -27,7 +27,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from moecl_verify.checks.model import VERDICTS, ClaimResult, RunResult
-from moecl_verify.reports import consequence, markdown, math_text, order
+from moecl_verify.reports import consequence, markdown, math_text
+from moecl_verify.reports.document import pack_of
 
 KERNEL_NAME = "python3"
 TIMEOUT = 600
@@ -68,14 +69,15 @@ def _md(cell_id: str, text: str, **kw):
 
 def _intro(run: RunResult) -> str:
     meta = run.meta
+    noun = pack_of(run).noun
     counts = run.counts()
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
     lines = [
         "## The run",
         "",
-        "`moecl-verify` checks the claims of the paper symbolically (sympy: what the paper **states**, "
+        f"`moecl-verify` checks the claims of the {noun} symbolically (sympy: what the {noun} **states**, "
         "and what actually **follows** from its own model) and numerically (a batched Monte Carlo "
-        "simulation of the paper's model), and decides a verdict for every claim in every form "
+        f"simulation of the {noun}'s model), and decides a verdict for every claim in every form "
         "(`stated`, `corrected`, `derived`) and feature model, with an explicit false-fail rate.",
         "",
         f"This notebook was generated from the run's results: {len(meta.get('claims', []))} claims; "
@@ -87,7 +89,7 @@ def _intro(run: RunResult) -> str:
         "|---|---|",
         *(f"| {v} | {counts[v]} |" for v in VERDICTS),
         "",
-        "The claims follow in the paper's order, after the headline results and the slips ranked by consequence. "
+        f"The claims follow in the {noun}'s order, after the headline results and the slips ranked by consequence. "
         "Each claim's code cell reruns that claim through the public API (`moecl_verify.checks.api.check`) with the "
         "recorded seed, budget and per-entry false-fail thresholds, which reproduces the recorded verdicts "
         "exactly (an entry is refuted iff its p-value is at or below its threshold). Running it needs "
@@ -133,6 +135,8 @@ def _claim_code(run: RunResult, claim_id: str, results: list[ClaimResult]) -> st
         f"    budget={meta.get('budget')!r},",
         f"    seed={meta.get('seed')!r},",
     ]
+    if meta.get("pack"):
+        lines.append(f"    pack={meta['pack']!r},")
     if results and all(r.false_fail_rate is not None for r in results):
         lines.append("    false_fail_rates={")
         lines += [f"        {entry_key(r)!r}: {r.false_fail_rate!r}," for r in results]
@@ -166,7 +170,7 @@ def _slips_markdown(run: RunResult) -> str:
         return "\n".join(lines + ["No slip was established by this run."])
     by_class = Counter(s.slip_class for s in run.slips)
     lines += [
-        "Each item is a discrepancy between what the paper states and what holds, with the evidence. "
+        f"Each item is a discrepancy between what the {pack_of(run).noun} states and what holds, with the evidence. "
         "By class: " + "; ".join(f"{k}: {n}" for k, n in sorted(by_class.items())) + ".",
         "",
     ]
@@ -184,7 +188,8 @@ def _slips_markdown(run: RunResult) -> str:
 
 
 def _interpretations_markdown(run: RunResult) -> str:
-    lines = ["## Interpretations", "", "Readings chosen where the paper is garbled, ambiguous or silent.", ""]
+    lines = ["## Interpretations", "", f"Readings chosen where the {pack_of(run).noun} is garbled, ambiguous or "
+             "silent.", ""]
     for it in run.interpretations:
         lines += [
             f"### {it.id}",
@@ -206,13 +211,14 @@ def build(run: RunResult, figures: dict | None = None) -> nbformat.NotebookNode:
     nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     counts = run.counts()
-    title = ("# moecl-verify report: *Theory on Mixture-of-Experts in Continual Learning*\n\n"
+    pack = pack_of(run)
+    title = (f"# moecl-verify report: *{pack.title}*\n\n"
              f"{len(run.results)} entries ("
              + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n)
              + f"); {len(run.slips)} slips. Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
     cells = [_md("title", title), _md("headline", markdown.headline_markdown(run)), _md("intro", _intro(run))]
     claims = list(run.claims) or [{"id": cid} for cid in dict.fromkeys(r.id for r in run.results)]
-    for claim in sorted(claims, key=lambda c: order.paper_key(c["id"])):
+    for claim in sorted(claims, key=lambda c: pack.key(c["id"])):
         cid = claim["id"]
         results = [r for r in run.results if r.id == cid]
         cells.append(_md(f"{cid}-statement", _claim_markdown(claim, results)))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
+from moecl_verify.reports.document import pack_of
 
 # 2: every entry names the kind of evidence that decided it (evidence_type); 1 lacks it.
 SCHEMA_VERSION = 2
@@ -45,7 +46,7 @@ def as_document(run: RunResult) -> dict:
     return {
         "tool": "moecl-verify",
         "schema_version": SCHEMA_VERSION,
-        "paper": "Theory on Mixture-of-Experts in Continual Learning",
+        "paper": pack_of(run).title,
         "meta": to_jsonable(run.meta),
         "summary": run.counts(),
         "claims": to_jsonable(list(run.claims)),

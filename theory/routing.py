@@ -17,7 +17,7 @@ floats by the same formula.  Ties have probability zero, so the argmax is a.s.
 unique and sum_m p_m = 1.
 
 Derived facts used by the Lemma 2 checks (checked exactly in the tests and in
-``moecl_verify.checks.claims.router.lemma2``):
+``moecl_verify.packs.moe_cl.claims.router.lemma2``):
 
 * dp_m/dh_j = -(1/lambda) int_0^1 1{0 <= u + x_m - x_j <= 1} prod_{k != m, j} F(u + x_m - x_k) du
   for j != m, and dp_m/dh_m = -sum_{j != m} dp_m/dh_j (p is invariant under a

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from moecl_verify.checks import runner
-from moecl_verify.checks.experiments.sweep_design import SWEEP_POOLS
+from moecl_verify.packs.moe_cl.experiments.sweep_design import SWEEP_POOLS
 from moecl_verify.cli import main
 from moecl_verify.numeric.cache import ResultCache
 from moecl_verify.reports import results_json

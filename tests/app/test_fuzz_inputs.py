@@ -30,7 +30,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from moecl_verify.checks.model import VERDICTS
-from moecl_verify.cli import _mnist_dir, main
+from moecl_verify.cli import main
+from moecl_verify.packs.moe_cl.options import mnist_dir as _mnist_dir
 from moecl_verify.errors import UsageError
 from moecl_verify.numeric.idx import IdxError, check_idx, read_idx
 from moecl_verify.reports import results_json

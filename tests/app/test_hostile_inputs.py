@@ -39,7 +39,7 @@ import struct
 import pytest
 
 from moecl_verify.cli import main
-from moecl_verify.cli_simulate import memory_plan
+from moecl_verify.packs.moe_cl.commands.simulate import memory_plan
 from moecl_verify.errors import UsageError
 
 SMALL = ["simulate", "--T", "4", "--replicates", "6", "--json"]
@@ -97,7 +97,7 @@ def test_n_equal_one_has_no_task_gap(capsys):
 def test_draws_are_streamed_so_chunks_do_not_shrink_with_the_horizon():
     # Draws come BLOCK_ROUNDS rounds at a time: the chunk size is the same at T = 20 and T = 10^5, and a
     # block of a chunk's features stays within DRAWS_PER_CHUNK_BYTES (two copies for Definition 1).
-    from moecl_verify.cli_simulate import DRAWS_PER_CHUNK_BYTES
+    from moecl_verify.packs.moe_cl.commands.simulate import DRAWS_PER_CHUNK_BYTES
     from moecl_verify.numeric.streams import BLOCK_ROUNDS
 
     long = memory_plan(R=10, T=100_000, d=10, s=6, moe=False, limit=2**40)

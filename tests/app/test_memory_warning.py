@@ -4,27 +4,36 @@ import pytest
 
 from moecl_verify import cli, memory
 
+# Peaks as a pack declares them (GB by budget and claim lanes).
+PEAKS = {("smoke", 1): 0.4, ("smoke", 2): 0.8, ("standard", 1): 0.9, ("standard", 2): 1.2,
+         ("full", 1): 2.1, ("full", 2): 3.2}
+
 
 def test_no_warning_when_the_run_fits():
-    assert memory.warning("full", 2, available=64.0) is None
-    assert memory.warning("full", 2, available=None) is None
+    assert memory.warning("full", 2, available=64.0, peaks=PEAKS) is None
+    assert memory.warning("full", 2, available=None, peaks=PEAKS) is None
 
 
 def test_fewer_lanes_are_named_when_they_fit():
-    need_two, need_one = memory.need_gb("full", 2), memory.need_gb("full", 1)
+    need_two, need_one = memory.need_gb("full", 2, PEAKS), memory.need_gb("full", 1, PEAKS)
     assert need_one < need_two
-    text = memory.warning("full", 2, available=(need_one + need_two) / 2)
+    text = memory.warning("full", 2, available=(need_one + need_two) / 2, peaks=PEAKS)
     assert text is not None and "2 claim lanes" in text and "--jobs 1" in text
     assert f"{need_two:.1f} GB" in text and f"{need_one:.1f} GB" in text
 
 
 def test_a_smaller_budget_is_named_when_no_lane_count_fits():
-    text = memory.warning("full", 2, available=0.5)
+    text = memory.warning("full", 2, available=0.5, peaks=PEAKS)
     assert "--budget standard --jobs 1" in text
 
 
+def test_a_budget_the_pack_did_not_measure_gets_no_warning():
+    assert memory.need_gb("full", 1, {}) is None
+    assert memory.warning("full", 2, available=0.01, peaks={}) is None
+
+
 def test_more_lanes_need_more():
-    assert memory.need_gb("standard", 4) > memory.need_gb("standard", 2) > memory.need_gb("standard", 1)
+    assert memory.need_gb("standard", 4, PEAKS) > memory.need_gb("standard", 2, PEAKS) > memory.need_gb("standard", 1, PEAKS)
 
 
 def test_run_prints_the_warning_before_any_claim(monkeypatch, tmp_path, capsys):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from moecl_verify import cli_simulate
+from moecl_verify.packs.moe_cl.commands import simulate as cli_simulate
 from moecl_verify.cli import main
 from moecl_verify.numeric import moe
 

@@ -1,5 +1,5 @@
-"""Exploration-phase claims (Lemmas 1, 5, 7, 8, 9; checks/claims/exploration/) and their shared sweep
-(checks/experiments/exploration_sweep.py, exploration_entries.py): statistics, exact steps and summaries,
+"""Exploration-phase claims (Lemmas 1, 5, 7, 8, 9; packs/moe_cl/claims/exploration/) and their shared sweep
+(packs/moe_cl/experiments/exploration_sweep.py, exploration_entries.py): statistics, exact steps and summaries,
 checked against hand-derived values and manufactured data (the full sweep runs in the CLI, not here)."""
 
 import math
@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-import moecl_verify.checks.experiments.exploration_entries as entries
-import moecl_verify.checks.experiments.exploration_sweep as sweep
-from moecl_verify.checks.experiments.sweep_design import SWEEP_POOLS
+import moecl_verify.packs.moe_cl.experiments.exploration_entries as entries
+import moecl_verify.packs.moe_cl.experiments.exploration_sweep as sweep
+from moecl_verify.packs.moe_cl.experiments.sweep_design import SWEEP_POOLS
 from moecl_verify.checks import decide
-from moecl_verify.checks.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
+from moecl_verify.packs.moe_cl.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
 from moecl_verify.checks.model import Measurement
-from moecl_verify.checks.registry import _REGISTRY
+from moecl_verify.checks.registry import all_claims
 from moecl_verify.checks.scaling import decide_scaling
 from moecl_verify.numeric.gate_trace import GateTrace
 from moecl_verify.numeric.moe import MoEConfig
@@ -28,6 +28,7 @@ CTX = Context(budget=BUDGETS["smoke"], seed=0)
 
 
 def test_claims_register_with_interpretations():
+    _REGISTRY = {c.id: c for c in all_claims()}
     for cid in ("lemma1", "lemma5", "lemma7", "lemma8", "lemma9"):
         claim = _REGISTRY[cid]
         assert claim.interpretations and claim.slips is not None

@@ -9,10 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from moecl_verify.checks.claims.figures import fig2
+from moecl_verify.packs.moe_cl.claims.figures import fig2
 from moecl_verify.checks.context import BUDGETS, Context
-from moecl_verify.checks.experiments import fig2_runs
-from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
+from moecl_verify.packs.moe_cl.experiments import fig2_runs
+from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import ClaimResult
 
 FIG2_IDS = ("fig2.termination_converges", "fig2.no_termination_higher", "fig2.moe_beats_single",
@@ -103,7 +103,7 @@ def test_curves_artifact_has_every_configuration_on_pool_0(smoke):
 
 
 def test_figure2_is_drawn_from_the_artifact_reproducibly(smoke, tmp_path):
-    from moecl_verify.reports import artifact_figures
+    from moecl_verify.packs.moe_cl.figures import artifact_figures
 
     only_fig2 = dataclasses.replace(smoke, artifacts={"fig2_curves": smoke.artifacts["fig2_curves"]})
     first = artifact_figures.write(only_fig2, tmp_path / "a")

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from moecl_verify.checks.claims.figures import fig3
+from moecl_verify.packs.moe_cl.claims.figures import fig3
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.decide import decide_claims
-from moecl_verify.checks.experiments import fig3_runs
+from moecl_verify.packs.moe_cl.experiments import fig3_runs
 from moecl_verify.checks.model import ClaimResult, Measurement
 
 # One worker builds the module's tiny runs (and compiles their networks) once.
@@ -92,7 +92,7 @@ def test_with_mnist_files_only_jax_is_needed(monkeypatch, tmp_path):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
-    ctx = Context(budget=BUDGETS["smoke"], seed=0, mnist_dir=str(tmp_path))
+    ctx = Context(budget=BUDGETS["smoke"], seed=0, options={"mnist_dir": str(tmp_path)})
     assert fig3_runs.missing_libraries(ctx) == ["jax"]
 
 
@@ -221,7 +221,7 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
     for name, n in (("train", 40), ("t10k", 20)):
         (tmp_path / f"{name}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, size=(n, 28, 28))))
         (tmp_path / f"{name}-labels-idx1-ubyte.gz").write_bytes(_idx(np.arange(n) % 10))
-    ctx = Context(budget=BUDGETS["smoke"], seed=0, mnist_dir=str(tmp_path))
+    ctx = Context(budget=BUDGETS["smoke"], seed=0, options={"mnist_dir": str(tmp_path)})
     data = fig3_runs.data(ctx)
     assert data.name.startswith("MNIST IDX files from") and data.d == 14 and data.train_x.shape == (40, 14, 14)
     assert fig3_runs.setting(ctx, "split")["data"] == data.name
@@ -238,7 +238,7 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
 
 
 def test_the_drawer_shows_every_definition_metric_and_termination_with_the_single_network(tiny, tmp_path):
-    from moecl_verify.reports.fig3_figures import build_fig3, check_line, draw_fig3
+    from moecl_verify.packs.moe_cl.figures.fig3_figures import build_fig3, check_line, draw_fig3
 
     ctx, _ = tiny
     data = fig3.curves(ctx)

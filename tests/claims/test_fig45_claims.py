@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from moecl_verify.checks.context import BUDGETS, Context
-from moecl_verify.checks.experiments import fig45_runs
-from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
+from moecl_verify.packs.moe_cl.experiments import fig45_runs
+from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 
 IDS = {"fig4.balance": fig45_runs.FIG4_N, "fig5.generalization": fig45_runs.FIG5_N,
        "fig5.forgetting_robust": fig45_runs.FIG5_N}

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import sympy as sp
 
-import moecl_verify.checks.claims.router.lemma10 as mod
+import moecl_verify.packs.moe_cl.claims.router.lemma10 as mod
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.theory import softmax_gap
 

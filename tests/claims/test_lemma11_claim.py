@@ -4,7 +4,7 @@ import itertools
 import math
 from fractions import Fraction as F
 
-import moecl_verify.checks.claims.router.lemma11 as mod
+import moecl_verify.packs.moe_cl.claims.router.lemma11 as mod
 from moecl_verify.checks import runner, stats
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.evidence import ProportionEvidence

@@ -3,7 +3,7 @@
 import numpy as np
 import sympy as sp
 
-import moecl_verify.checks.claims.router.lemma12 as mod
+import moecl_verify.packs.moe_cl.claims.router.lemma12 as mod
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence

@@ -16,7 +16,7 @@ def test_lemma16_verdicts_by_router_and_features():
 
 
 def test_smallest_definition1_counterexample_lands_on_the_ground_truth():
-    from moecl_verify.checks.claims.theorems.lemma16 import smallest_definition1_counterexample
+    from moecl_verify.packs.moe_cl.claims.theorems.lemma16 import smallest_definition1_counterexample
 
     ce = smallest_definition1_counterexample()
     assert (ce["N"], ce["M"], ce["d"], ce["s"], ce["t"]) == (1, 1, 2, 1, 1)

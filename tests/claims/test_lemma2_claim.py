@@ -4,9 +4,9 @@ from fractions import Fraction as F
 
 import pytest
 
-import moecl_verify.checks.claims.router.cor1 as cor1
-import moecl_verify.checks.claims.router.lemma2 as lemma2
-import moecl_verify.checks.experiments.smooth_router as smooth_router
+import moecl_verify.packs.moe_cl.claims.router.cor1 as cor1
+import moecl_verify.packs.moe_cl.claims.router.lemma2 as lemma2
+import moecl_verify.packs.moe_cl.experiments.smooth_router as smooth_router
 from moecl_verify.checks import runner
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.decide import decide_claims

@@ -3,7 +3,7 @@
 import numpy as np
 
 from moecl_verify.checks import runner
-from moecl_verify.checks.claims.single_expert.lemma3 import smallest_counterexample
+from moecl_verify.packs.moe_cl.claims.single_expert.lemma3 import smallest_counterexample
 
 
 def test_statement_refuted_derived_not():

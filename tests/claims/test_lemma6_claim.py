@@ -3,7 +3,7 @@
 import pytest
 
 from moecl_verify.checks import runner, stats
-from moecl_verify.checks.claims.exploration import lemma6
+from moecl_verify.packs.moe_cl.claims.exploration import lemma6
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.evidence import ScalingEvidence
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from moecl_verify.checks import decide
-from moecl_verify.checks.claims.beyond import (open_balance_outside_gradient, open_drift, open_rare_task, open_top2,
+from moecl_verify.packs.moe_cl.claims.beyond import (open_balance_outside_gradient, open_drift, open_rare_task, open_top2,
                                                open_unseen_task)
 from moecl_verify.checks.context import BUDGETS, Context
-from moecl_verify.checks.experiments import open_questions as oq
+from moecl_verify.packs.moe_cl.experiments import open_questions as oq
 from moecl_verify.checks.model import ClaimResult, Measurement
 from moecl_verify.checks.registry import get
 from moecl_verify.numeric.draws import TaskSchedule
@@ -169,8 +169,8 @@ def test_within_set_balance_by_hand():
 def test_c2_subtracts_the_purity_without_termination_from_the_purity_with_it(monkeypatch, purer_with_termination):
     """C2's routing part on hand-made summaries: Delta = purity(aux, with termination) - purity(aux, no
     termination), so a gate that stays purer while it keeps training gives Delta < 0 (C2 contradicted)."""
-    from moecl_verify.checks.claims.router import c2
-    from moecl_verify.checks.experiments.balance_rules import label
+    from moecl_verify.packs.moe_cl.claims.router import c2
+    from moecl_verify.packs.moe_cl.experiments.balance_rules import label
 
     high, low = np.linspace(0.80, 0.90, 10), np.linspace(0.50, 0.62, 10)
     with_term, without = (high, low) if purer_with_termination else (low, high)

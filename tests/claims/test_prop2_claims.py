@@ -26,7 +26,7 @@ def test_prop2_smoke():
 
 
 def test_a_slip_per_gap_refuted_at_every_constant():
-    from moecl_verify.checks.claims.router.prop2 import slips
+    from moecl_verify.packs.moe_cl.claims.router.prop2 import slips
     from moecl_verify.checks.model import ClaimResult
 
     def entry(part, c, verdict):
@@ -50,7 +50,7 @@ def test_bounded_chunk_size():
 
 
 def test_update_rule_bound_entries_and_slip():
-    from moecl_verify.checks.claims.router.prop2 import BOUND_PART, bound_entries, bound_slips, slips
+    from moecl_verify.packs.moe_cl.claims.router.prop2 import BOUND_PART, bound_entries, bound_slips, slips
 
     entries = bound_entries()
     by = {e.config["aux_factor"]: e for e in entries}

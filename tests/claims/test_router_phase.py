@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import moecl_verify.checks.claims.router.lemma13 as lemma13
-import moecl_verify.checks.claims.router.lemma14 as lemma14
-import moecl_verify.checks.claims.router.lemma15 as lemma15
-import moecl_verify.checks.claims.router.prop1 as prop1
-import moecl_verify.checks.claims.router.prop3 as prop3
+import moecl_verify.packs.moe_cl.claims.router.lemma13 as lemma13
+import moecl_verify.packs.moe_cl.claims.router.lemma14 as lemma14
+import moecl_verify.packs.moe_cl.claims.router.lemma15 as lemma15
+import moecl_verify.packs.moe_cl.claims.router.prop1 as prop1
+import moecl_verify.packs.moe_cl.claims.router.prop3 as prop3
 from moecl_verify.checks import stats
-from moecl_verify.checks.experiments import router_phase as rp
-from moecl_verify.checks.experiments.router_phase import chi2_uniform
+from moecl_verify.packs.moe_cl.experiments import router_phase as rp
+from moecl_verify.packs.moe_cl.experiments.router_phase import chi2_uniform
 from moecl_verify.checks.context import BUDGETS, Context
 from moecl_verify.checks.decide import decide_claims, decide_entry
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow

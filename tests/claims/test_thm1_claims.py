@@ -3,9 +3,9 @@
 import numpy as np
 
 from moecl_verify.checks import runner
-from moecl_verify.checks.experiments import thm1_runs
-from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.experiments.theorem_bounds import cumulative_counts, eq19_rhs, eq20_rhs
+from moecl_verify.packs.moe_cl.experiments import thm1_runs
+from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
+from moecl_verify.packs.moe_cl.experiments.theorem_bounds import cumulative_counts, eq19_rhs, eq20_rhs
 
 
 def test_rhs_by_hand():
@@ -73,7 +73,7 @@ def test_pools_do_not_depend_on_the_replicate_seed():
 def test_smallest_counterexample_and_the_t2_algebra():
     import sympy as sp
 
-    from moecl_verify.checks.claims.theorems.thm1 import smallest_early_counterexample
+    from moecl_verify.packs.moe_cl.claims.theorems.thm1 import smallest_early_counterexample
     from moecl_verify.theory.symbols import D, r
     from moecl_verify.theory.thm1 import t2_same_expert_gap
 
@@ -128,7 +128,7 @@ def test_task_averaged_search_finds_no_violation_up_to_five_rounds():
     import itertools
     from fractions import Fraction
 
-    from moecl_verify.checks.claims.theorems.thm1 import TASK_AVERAGED_POOLS, TASK_AVERAGED_SIZES, task_averaged_searches
+    from moecl_verify.packs.moe_cl.claims.theorems.thm1 import TASK_AVERAGED_POOLS, TASK_AVERAGED_SIZES, task_averaged_searches
     from moecl_verify.theory.conditional import eq20_rhs, pool_constants
 
     M, T_max = TASK_AVERAGED_SIZES["M"], TASK_AVERAGED_SIZES["max_horizon"]
@@ -159,7 +159,7 @@ def test_task_averaged_search_finds_no_violation_up_to_five_rounds():
 def test_product_law_counterexample_and_the_refuted_entry(monkeypatch):
     from fractions import Fraction
 
-    from moecl_verify.checks.claims.theorems import thm1
+    from moecl_verify.packs.moe_cl.claims.theorems import thm1
 
     product = thm1.task_averaged_searches("product")
     # Orthonormal w (S = D): none; antipodal (S < D): one expert for all T = 5 rounds with T1 = 1.

@@ -3,8 +3,8 @@
 import numpy as np
 
 from moecl_verify.checks import runner
-from moecl_verify.checks.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.experiments.theorem_bounds import eq22_rhs, psi
+from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
+from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq22_rhs, psi
 
 
 def test_psi_against_a_naive_double_loop():

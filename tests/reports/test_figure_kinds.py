@@ -8,7 +8,8 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 
 from moecl_verify.checks.model import ClaimResult, RunResult
-from moecl_verify.reports import artifact_figures, figures, panel_figures
+from moecl_verify.reports import figures, panel_figures
+from moecl_verify.packs.moe_cl.figures import artifact_figures
 
 pytestmark = pytest.mark.app
 

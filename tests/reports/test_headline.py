@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.model import ClaimResult, RunResult, Slip
 from moecl_verify.reports import consequence, headline, markdown
 
@@ -89,7 +90,7 @@ def test_rows_cover_every_headline_result_and_reviewer_claim():
                  entry("lemma7", "confirmed"), entry("lemma11.step1", "refuted"))
     paper, reviewer = headline.rows(run)
     by_title = {r.item.title: r for r in paper + reviewer}
-    assert [r.item.title for r in paper] == [i.title for i in headline.PAPER_ITEMS] + ["Lemmas 1-16, Corollary 1"]
+    assert [r.item.title for r in paper] == [i.title for i in PACK.headline] + ["Lemmas 1-16, Corollary 1"]
     assert [r.item.title for r in reviewer] == ["C1", "C2", "C3", "C4", "C5", "C6"]
     assert by_title["Proposition 1"].verdict == headline.FALLS
     assert by_title["Proposition 2"].verdict == headline.STANDS
@@ -97,7 +98,7 @@ def test_rows_cover_every_headline_result_and_reviewer_claim():
     assert by_title["C4"].verdict == headline.PARTLY  # c4 confirmed, Figure 2's criterion inconclusive
     assert by_title["C1"].verdict == headline.FALLS
     # C1's evidence names the claim that measures it most directly when it has a refutation
-    c1 = headline._row(run_of(entry("prop1", "refuted"), entry("prop3", "refuted")), headline.REVIEWER_ITEMS[0])
+    c1 = headline._row(run_of(entry("prop1", "refuted"), entry("prop3", "refuted")), PACK.reading_headline[0], PACK)
     assert "`prop3`" in c1.evidence
     chain = by_title["Lemmas 1-16, Corollary 1"]
     assert chain.verdict == headline.FALLS
@@ -132,7 +133,7 @@ def test_headline_as_csv_and_latex():
     run = run_of(entry("prop1", "refuted", part="50% of rounds & more_x"), entry("c4", "confirmed"))
     table = list(csv.reader(io.StringIO(headline.to_csv(run))))
     assert table[0] == list(headline.HEADER)
-    assert len(table) == 1 + len(headline.PAPER_ITEMS) + 1 + len(headline.REVIEWER_ITEMS)
+    assert len(table) == 1 + len(PACK.headline) + 1 + len(PACK.reading_headline)
     prop1 = next(r for r in table if r[1] == "Proposition 1")
     assert prop1[3] == "falls" and "50% of rounds & more_x" in prop1[4] and prop1[5] == "prop1"
     tex = headline.to_latex(run)
@@ -222,6 +223,6 @@ def test_the_report_says_the_source_is_damaged_and_flags_notation_slips():
     first_screen = text.split("## What stands and what falls")[0]
     assert "damaged" in first_screen and "check it against the original" in first_screen
     audit = text.split('<a id="slip-lemma16-eq42-model_for_truth">')[1]
-    assert markdown.SOURCE_CAVEAT in audit.split("<a id=")[0]
-    assert text.count(markdown.SOURCE_CAVEAT) == 2  # the notation slip's row and its audit entry, not the other's
+    assert PACK.slip_caveat in audit.split("<a id=")[0]
+    assert text.count(PACK.slip_caveat) == 2  # the notation slip's row and its audit entry, not the other's
 

@@ -24,7 +24,7 @@ from moecl_verify.checks import runner
 from moecl_verify.cli import FORMATS, _write_reports
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip
 from moecl_verify.reports import figures, junit, markdown, math_text, notebook, results_json
-from moecl_verify.reports.order import paper_key
+from moecl_verify.packs.moe_cl import PACK
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VERDICT_LINE = re.compile(r"^\s+(\S+/\S+)\s+(confirmed|refuted|inconclusive|not_checkable)\s", re.M)
@@ -202,8 +202,8 @@ def test_notebook_validates_and_carries_statement_thresholds_and_figures(smoke, 
         assert math_text.display(claim["statement"]) in text
     codes = [c for c in nb.cells if c.cell_type == "code"]
     assert len(codes) == len(doc["claims"])
-    # The notebook follows the paper's order (reports/order.py), not results.json's.
-    for cell, claim in zip(codes, sorted(doc["claims"], key=lambda c: paper_key(c["id"]))):
+    # The notebook follows the paper's order (the pack's order), not results.json's.
+    for cell, claim in zip(codes, sorted(doc["claims"], key=lambda c: PACK.key(c["id"]))):
         call = next(
             n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check"
         )
@@ -225,8 +225,8 @@ def test_executed_notebook_prints_the_recorded_verdicts(rendered):
     nb = nbformat.read(str(out / "report.ipynb"), as_version=4)
     doc = json.loads((out / "results.json").read_text())
     codes = [c for c in nb.cells if c.cell_type == "code"]
-    # The notebook follows the paper's order (reports/order.py), not results.json's.
-    for cell, claim in zip(codes, sorted(doc["claims"], key=lambda c: paper_key(c["id"]))):
+    # The notebook follows the paper's order (the pack's order), not results.json's.
+    for cell, claim in zip(codes, sorted(doc["claims"], key=lambda c: PACK.key(c["id"]))):
         assert cell.execution_count is not None
         assert "execution" not in cell.metadata  # record_timing=False
         assert not [o for o in cell.outputs if o.output_type == "error"]

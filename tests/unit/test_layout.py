@@ -19,14 +19,15 @@ import pytest
 import moecl_verify
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYER_ORDER = ("theory", "numeric", "checks", "reports")  # then the application, moecl_verify itself
+LAYER_ORDER = ("theory", "numeric", "checks", "reports")  # then the application, moecl_verify itself, then packs
+PACKS = "packs"  # the documents: plug-ins above everything, found by entry points, imported by nothing else
 P = "moecl_verify"
 
 
 def _package_dirs() -> dict[str, Path]:
     """Installed package name -> its folder, from the imported package (so an editable install is read too)."""
     dirs = {P: Path(moecl_verify.__file__).parent}
-    for layer in LAYER_ORDER:
+    for layer in (*LAYER_ORDER, PACKS):
         dirs[f"{P}.{layer}"] = Path(importlib.import_module(f"{P}.{layer}").__file__).parent
     return dirs
 
@@ -84,12 +85,14 @@ def _layer(module: str) -> int:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in LAYER_ORDER:
         return LAYER_ORDER.index(parts[1])
+    if len(parts) > 1 and parts[1] == PACKS:
+        return len(LAYER_ORDER) + 1
     return len(LAYER_ORDER)  # the application
 
 
 def test_modules_were_found_in_every_layer():
     layers = {_layer(m) for m in MODULES}
-    assert layers == set(range(len(LAYER_ORDER) + 1))
+    assert layers == set(range(len(LAYER_ORDER) + 2))
     assert f"{P}.cli" in MODULES and f"{P}.checks.runner" in MODULES and f"{P}.numeric.moe" in MODULES
 
 
@@ -138,15 +141,15 @@ def test_no_import_cycles():
 
 
 def _is_claim_module(module: str) -> bool:
-    return module.startswith(f"{P}.checks.claims.") and not MODULES[module].name == "__init__.py"
+    return module.startswith(f"{P}.packs.moe_cl.claims.") and not MODULES[module].name == "__init__.py"
 
 
 def test_claims_import_no_other_claim_and_experiments_import_no_claim():
     bad = []
     for module, targets in GRAPH.items():
         for t in targets:
-            if _is_claim_module(t) and (module.startswith(f"{P}.checks.claims.") or
-                                        module.startswith(f"{P}.checks.experiments")):
+            if _is_claim_module(t) and (module.startswith(f"{P}.packs.moe_cl.claims.") or
+                                        module.startswith(f"{P}.packs.moe_cl.experiments")):
                 bad.append(f"{module} -> {t}")
     assert bad == []
 
@@ -204,7 +207,7 @@ def test_no_generic_top_level_package_is_importable_from_the_install():
     import subprocess
 
     code = ("import importlib.util as u, sys; "
-            "print([n for n in ('theory', 'numeric', 'checks', 'reports') if u.find_spec(n)])")
+            "print([n for n in ('theory', 'numeric', 'checks', 'reports', 'packs') if u.find_spec(n)])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True)
     assert out.stdout.strip() == "[]"
 
@@ -229,8 +232,8 @@ def test_a_built_wheel_holds_only_moecl_verify(tmp_path):
                    "moecl_verify/reports/results.schema.json"):  # package data, listed in pyproject.toml
         assert module in names
     # Every claim module of the checkout is in the wheel.
-    claims = [f"moecl_verify/checks/claims/{p.relative_to(ROOT / 'checks' / 'claims').as_posix()}"
-              for p in (ROOT / "checks" / "claims").rglob("*.py")]
+    claims = [f"moecl_verify/packs/moe_cl/claims/{p.relative_to(ROOT / 'packs' / 'moe_cl' / 'claims').as_posix()}"
+              for p in (ROOT / "packs" / "moe_cl" / "claims").rglob("*.py")]
     assert set(claims) <= set(names)
 
 

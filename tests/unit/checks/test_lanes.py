@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from moecl_verify.checks import lanes, runner
+from moecl_verify.checks import pack as packs
 from moecl_verify.checks.context import BUDGETS, Context, UndeclaredShare
 from moecl_verify.checks.registry import Claim, all_claims
 from moecl_verify.reports import results_json
@@ -25,15 +26,17 @@ def test_groups_join_claims_sharing_a_namespace_transitively():
     assert got == [["a", "c", "d"], ["b"], ["e"]]
 
 
-def test_groups_keep_the_given_order_within_a_group_and_start_with_the_costliest(monkeypatch):
-    monkeypatch.setattr(lanes, "COST_HINT", {"b": 50.0, "c": 5.0, "a": 1.0})
+def test_groups_keep_the_given_order_within_a_group_and_start_with_the_costliest():
     claims = [_claim("a", "x"), _claim("b"), _claim("c", "x"), _claim("d")]
-    assert [[c.id for c in g] for g in lanes.groups(claims)] == [["b"], ["a", "c"], ["d"]]
+    hints = {"b": 50.0, "c": 5.0, "a": 1.0}
+    assert [[c.id for c in g] for g in lanes.groups(claims, hints)] == [["b"], ["a", "c"], ["d"]]
+    # Without hints every claim counts the same: the larger group first.
+    assert [[c.id for c in g] for g in lanes.groups(claims)] == [["a", "c"], ["b"], ["d"]]
 
 
 def test_registered_claims_that_share_work_are_grouped():
     """Figure 2's runs serve Theorems 1 and 2 and the insights C4 and C5: one group, so one process."""
-    by_id = {c.id: i for i, g in enumerate(lanes.groups(all_claims())) for c in g}
+    by_id = {c.id: i for i, g in enumerate(lanes.groups(all_claims(), packs.default().cost_hints)) for c in g}
     assert len({by_id[i] for i in ("fig2.moe_beats_single", "thm1.generalization", "thm2.generalization",
                                     "c4", "c5")}) == 1
     assert len({by_id[i] for i in ("lemma1", "lemma5", "lemma7", "lemma8", "lemma9")}) == 1
@@ -67,7 +70,7 @@ def test_lanes_give_the_sequential_results_byte_for_byte(tmp_path):
 
 def test_a_lane_failure_is_raised_in_the_parent():
     with pytest.raises(Exception, match="no claim matches 'no.such.claim'"):
-        list(lanes.measure_in_lanes([_claim("no.such.claim")], lanes=1, budget="smoke", seed=0, mnist_dir=None,
+        list(lanes.measure_in_lanes([_claim("no.such.claim")], lanes=1, budget="smoke", seed=0,
                                     cache_dir=None, on_start=lambda claim_id: None,
                                     on_work=lambda label, done, total: None))
 
@@ -83,7 +86,8 @@ def test_a_lane_sends_each_result_as_a_file_and_names_a_claim_whose_result_canno
 
     events = _Events()
     monkeypatch.setattr(lanes, "_EVENTS", events)
-    counts = lanes._measure_group(["lemma3"], "smoke", 0, None, None, str(tmp_path))
+    pack = packs.default().name
+    counts = lanes._measure_group(["lemma3"], "smoke", 0, {}, pack, None, str(tmp_path))
     kinds = [e[0] for e in events if e[0] != "work"]
     # Without a cache a lane reports only its group and the group's peak resident memory.
     assert kinds == ["start", "done"] and counts["claims"] == ["lemma3"] and set(counts) == {"claims", "peak_rss_bytes"}
@@ -95,9 +99,11 @@ def test_a_lane_sends_each_result_as_a_file_and_names_a_claim_whose_result_canno
 
     bad = Claim(id="test.unsendable", source="test", kind="bound", statement="", preconditions=(),
                 measure=lambda ctx: [lambda: 0])
-    monkeypatch.setitem(registry._REGISTRY, bad.id, bad)
+    registered = registry.get
+    monkeypatch.setattr(registry, "get", lambda claim_id, pack=None: bad if claim_id == bad.id
+                        else registered(claim_id, pack))
     with pytest.raises(lanes.LaneError, match="test.unsendable: .*pickle"):
-        lanes._measure_group([bad.id], "smoke", 0, None, None, str(tmp_path))
+        lanes._measure_group([bad.id], "smoke", 0, {}, pack, None, str(tmp_path))
 
 
 def test_lanes_must_be_a_positive_integer():
@@ -155,6 +161,6 @@ def test_a_sequential_run_drops_a_namespace_after_its_last_claim(monkeypatch):
     claims = [Claim(id="t.first", source="t", kind="bound", statement="", preconditions=(), measure=first,
                     shares=("x",)),
               Claim(id="t.second", source="t", kind="bound", statement="", preconditions=(), measure=second)]
-    monkeypatch.setattr(runner, "select", lambda patterns: claims)
+    monkeypatch.setattr(runner, "select", lambda patterns, pack=None: claims)
     runner.run(None, budget="smoke", seed=0, reuse_claims=False)
     assert seen == {"x kept": False}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from moecl_verify.checks.experiments.sweep_design import (SWEEP_POOLS, replicate_key, replicates_per_pool,
+from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_POOLS, replicate_key, replicates_per_pool,
                                                            sweep_pool)
 from moecl_verify.checks.scaling import fit_exponent, fit_exponent_pools
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe

@@ -178,7 +178,7 @@ def test_json_records_round_trip_and_a_corrupt_or_discarded_one_is_reported(tmp_
 def test_a_chunks_key_covers_the_first_party_code_it_reaches():
     """Lemma 2's exact grid-audit chunks compute with theory/routing.py, so an edit there must change their key;
     the simulator's chunks do not depend on where or whether they are cached."""
-    from moecl_verify.checks.experiments import smooth_router
+    from moecl_verify.packs.moe_cl.experiments import smooth_router
     from moecl_verify.numeric.chunks import module_closure
 
     audit = smooth_router.grid_audit_chunk.__module__

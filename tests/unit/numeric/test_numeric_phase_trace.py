@@ -145,7 +145,7 @@ def test_an_exact_fixed_point_reads_as_no_move():
     # One expert, task 1 twice, Definition 1 features with v_n = w_n / sigma0: the first step from 0 lands exactly on
     # w_1 (w_1 lies in the span of X), so the second step is zero up to rounding -- far below the STILL threshold
     # that Proposition 1's entries use -- while a step toward another task is of the order of ||w_n||^2.
-    from moecl_verify.checks.experiments.router_phase import STILL
+    from moecl_verify.packs.moe_cl.experiments.router_phase import STILL
     from moecl_verify.numeric.draws import draw_single_expert
     from moecl_verify.numeric.moe import MoEDraws
 

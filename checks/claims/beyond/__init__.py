@@ -1,3 +1,0 @@
-"""Experiments beyond the paper (``open.*``): questions an independent reviewer's reading raises and the paper
-leaves open, each answered by a hypothesis stated before it is tested and decided under the run's error
-control. Shared simulations: :mod:`checks.experiments.open_questions`."""

@@ -1,0 +1,216 @@
+"""Packs: everything about one checked document, declared in one place and found by entry points.
+
+The machinery (evidence, the decision module, the cache, lanes, executors, renderers, the command line)
+knows no document.  A *pack* is a sub-package that declares one: its title and source, the package of its
+claim modules, the order of its statements, its headline results, the claims of an independent reading,
+the questions it leaves open, cost hints for scheduling, figures, run options and extra commands.
+
+Packs are found like pytest plug-ins: a distribution names a :class:`Pack` object under the entry-point
+group ``moecl_verify.packs`` (``[project.entry-points."moecl_verify.packs"]`` in its pyproject.toml), so a
+pack can live in this distribution or in another one.  One installed pack says it is the default
+(``default=True``); commands use it when no ``--pack`` is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+GROUP = "moecl_verify.packs"
+NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class HeadlineItem:
+    """A result the reader wants judged in one line, and the claims that measure it.
+
+    ``claims`` are claim ids or prefixes (``thm1`` covers ``thm1.*``); ``group`` labels the row in the
+    headline's CSV (e.g. "paper", "reviewer")."""
+
+    key: str
+    title: str
+    statement: str
+    claims: tuple[str, ...]
+    group: str
+    # What the claims of a chain are called in its summary ("of 16 lemmas: ...").
+    unit: str = "claims"
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """A command-line option a pack's claims read (from ``Context.options[name]``).
+
+    ``check`` turns the given text into the value (raising ``ValueError`` with a one-line message for bad
+    input) before any claim runs; the value is part of the key of the finished claims' records."""
+
+    name: str
+    flag: str
+    metavar: str
+    help: str
+    check: Callable[[str], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How a pack's command was called: its argparse parser and the words after the command's name (for a
+    command that reads a file of option values and parses the command line again)."""
+
+    parser: Any
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Command:
+    """An extra subcommand of ``moecl-verify`` that only makes sense for one pack (e.g. a simulator).
+
+    ``add_arguments(parser)`` declares its options on an argparse parser; ``run(args, invocation)`` returns
+    the exit status (a user's mistake raises the command line's ``UsageError``: one line, exit 2)."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[Any], None]
+    run: Callable[[Any, Invocation], int]
+
+
+@dataclass(frozen=True)
+class Pack:
+    """One checked document.
+
+    ``claims`` is the package whose modules register the claims (found on disk, nothing lists them);
+    ``order`` lists claim-id groups (the part of an id before its first dot) in the document's order,
+    and unknown groups sort after them; ``beyond`` is the group of questions the document leaves open,
+    answered by experiments and reported apart from its own claims.
+
+    ``headline`` items are the document's results, ``reading_headline`` an independent reading's claims
+    about it (``reading`` names that reading); ``chain`` (optional)
+    is summarized per member claim in one line (e.g. a proof's lemmas).  ``figures(run)`` returns the
+    pack's own figure specs (reproduced figures of the document), drawn before the per-kind figures.
+    ``cost_hints`` (claim id -> seconds measured once) only orders the work of parallel lanes;
+    ``peak_memory_gb`` (budget -> GiB) lets the command line warn before a run that would not fit."""
+
+    name: str
+    title: str
+    source: str
+    claims: str
+    # What the document is, in the report's sentences ("the paper's order", "claims of the chapter").
+    noun: str = "document"
+    order: tuple[str, ...] = ()
+    simulation: str = ""
+    headline: tuple[HeadlineItem, ...] = ()
+    reading_headline: tuple[HeadlineItem, ...] = ()
+    chain: HeadlineItem | None = None
+    # Headline item key -> the claim groups its proof relies on (a slip there undercuts the result).
+    proof_uses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    reading: str = "an independent reading"
+    beyond: str | None = None
+    beyond_title: str = ""
+    cost_hints: Mapping[str, float] = field(default_factory=dict)
+    figures: Callable[[Any], list] | None = None
+    options: tuple[RunOption, ...] = ()
+    commands: tuple[Command, ...] = ()
+    peak_memory_gb: Mapping[str, float] = field(default_factory=dict)
+    # Said on the report's first screen (e.g. how the source text was damaged) and beside the slip audit.
+    source_note: str = ""
+    slip_caveat: str = ""
+    default: bool = False
+
+    def __post_init__(self) -> None:
+        if not NAME.match(self.name):
+            raise ValueError(f"pack name {self.name!r}: lower-case words joined by '-'")
+        if not self.beyond_title:
+            object.__setattr__(self, "beyond_title", f"Beyond the {self.noun}")
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The packages whose code a claim's result can depend on: the pack's own package."""
+        return (self.claims.rpartition(".")[0] or self.claims,)
+
+    def root(self) -> Path:
+        """The folder of the pack's package (for the code hash of the results cache)."""
+        return Path(importlib.import_module(self.modules[0]).__file__).parent
+
+    # -- the document's order
+    def rank(self, claim_id: str) -> int:
+        prefix = claim_id.split(".")[0]
+        return self.order.index(prefix) if prefix in self.order else len(self.order)
+
+    def key(self, claim_id: str) -> tuple:
+        """Sort key: the group's place in the document, then natural order within the group
+        (``lemma2`` before ``lemma10``, ``lemma11`` before ``lemma11.step1``)."""
+        return (self.rank(claim_id), natural_key(claim_id))
+
+    def in_order(self, claim_ids) -> list[str]:
+        return sorted(claim_ids, key=self.key)
+
+    def is_beyond(self, claim_id: str) -> bool:
+        return self.beyond is not None and claim_id.split(".")[0] == self.beyond
+
+
+def stand_in(name: str | None, title: str) -> Pack:
+    """A pack for rendering a results file whose pack is not installed: no claims, no declarations, the
+    title the file gives."""
+    return Pack(name=name if name and NAME.match(name) else "unknown", title=title, source="", claims="")
+
+
+def natural_key(text: str) -> tuple:
+    """``lemma2`` before ``lemma10``."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+class PackError(ValueError):
+    """No such pack, or an installed pack that does not load; one line for the user."""
+
+
+def _load(entry: metadata.EntryPoint) -> Pack:
+    try:
+        pack = entry.load()
+    except Exception as exc:  # a broken plug-in must not hide the others' names
+        raise PackError(f"pack {entry.name!r} ({entry.value}) does not load: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(pack, Pack):
+        raise PackError(f"pack {entry.name!r} ({entry.value}) is a {type(pack).__name__}, not a Pack")
+    if pack.name != entry.name:
+        raise PackError(f"pack {entry.name!r} ({entry.value}) calls itself {pack.name!r}")
+    return pack
+
+
+def installed() -> dict[str, Pack]:
+    """Every pack installed, by name, sorted (a name declared twice is an error)."""
+    entries: dict[str, metadata.EntryPoint] = {}
+    for entry in metadata.entry_points(group=GROUP):
+        if entry.name in entries and entries[entry.name].value != entry.value:
+            raise PackError(f"pack {entry.name!r} is declared twice: {entries[entry.name].value} and {entry.value}")
+        entries[entry.name] = entry
+    return {name: _load(entries[name]) for name in sorted(entries)}
+
+
+def default() -> Pack:
+    """The pack that declares itself the default, else the only one installed."""
+    packs = installed()
+    chosen = [p for p in packs.values() if p.default]
+    if len(chosen) == 1:
+        return chosen[0]
+    if not chosen and len(packs) == 1:
+        return next(iter(packs.values()))
+    if not packs:
+        raise PackError("no pack is installed (entry-point group moecl_verify.packs)")
+    raise PackError(f"choose a pack with --pack ({', '.join(packs)}): "
+                    + ("none" if not chosen else "more than one") + " declares itself the default")
+
+
+def get(name: str | Pack | None = None) -> Pack:
+    """The pack called ``name`` (a Pack is returned as is; None: the default)."""
+    if isinstance(name, Pack):
+        return name
+    if name is None:
+        return default()
+    packs = installed()
+    if name not in packs:
+        close = difflib.get_close_matches(name, list(packs), n=2, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise PackError(f"no pack {name!r}{hint} (installed: {', '.join(packs) or 'none'}; moecl-verify packs)")
+    return packs[name]

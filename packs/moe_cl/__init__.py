@@ -1,0 +1,46 @@
+"""The default pack: the paper *Theory on Mixture-of-Experts in Continual Learning*.
+
+Everything about the paper that the machinery reads is declared here, in one :class:`Pack`: the claims
+(``claims/``, one module per claim id), the experiments they share (``experiments/``), the paper's order,
+its headline results, the claims C1-C6 of an independent reviewer's reading, the questions it leaves open
+(``open.*``), cost hints, its own figures (``figures/``), the ``--mnist`` option and the ``simulate`` and
+``figures`` commands (``commands/``).  The paper's models live in the shared ``theory/`` and ``numeric/``
+layers.
+"""
+
+from __future__ import annotations
+
+from moecl_verify.checks.pack import Pack
+from moecl_verify.packs.moe_cl import commands, headline, options, schedule, texts
+
+
+def _figures(run) -> list:
+    from moecl_verify.packs.moe_cl import figures
+
+    return figures.specs(run)
+
+
+PACK = Pack(
+    name=texts.NAME,
+    title=texts.TITLE,
+    source=texts.SOURCE,
+    claims="moecl_verify.packs.moe_cl.claims",
+    noun="paper",
+    order=texts.ORDER,
+    simulation=texts.SIMULATION,
+    headline=headline.PAPER_ITEMS,
+    reading_headline=headline.REVIEWER_ITEMS,
+    chain=headline.LEMMA_CHAIN,
+    proof_uses=headline.PROOF_USES,
+    reading="an independent reviewer's reading",
+    beyond="open",
+    beyond_title="Beyond the paper",
+    cost_hints=schedule.COST_HINT,
+    figures=_figures,
+    options=(options.MNIST,),
+    commands=commands.COMMANDS,
+    peak_memory_gb=schedule.PEAK_GB,
+    source_note=texts.SOURCE_NOTE,
+    slip_caveat=texts.SOURCE_CAVEAT,
+    default=True,
+)

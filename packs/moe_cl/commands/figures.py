@@ -1,0 +1,40 @@
+"""``moecl-verify figures``: the paper's synthetic experiments (Figures 2, 4 and 5) as PNGs, with the
+results.json of the claims that drew them."""
+
+from __future__ import annotations
+
+import os
+
+from moecl_verify import execution
+from moecl_verify.packs.moe_cl import texts
+from moecl_verify.parsing import nonneg_int, writable_dir
+
+CLAIMS = ["fig2.*", "fig4.*", "fig5.*"]
+
+
+def add_arguments(figs) -> None:
+    figs.add_argument("--out", default="figures", help="output directory (created if missing)")
+    figs.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"],
+                      help="Monte Carlo budget")
+    figs.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the replicate draws")
+    figs.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    execution.add_arguments(figs)
+
+
+def run(args) -> int:
+    from moecl_verify.checks import runner
+    from moecl_verify.packs.moe_cl.figures import artifact_figures
+    from moecl_verify.progress import RunDisplay
+    from moecl_verify.reports import results_json
+
+    out = writable_dir(args.out)
+    with RunDisplay(quiet=args.quiet) as display:
+        with execution.chunk_runner(args) as chunks:
+            result = runner.run(CLAIMS, budget=args.budget, seed=args.seed, progress=display.work,
+                                on_claim=display.claim, chunk_runner=chunks, reuse_claims=not args.recompute_claims,
+                                lanes=execution.lanes(args), pack=texts.NAME)
+        display.step("drawing figures")
+        written = artifact_figures.write(result, out)
+    written.append(results_json.write(result, out / "results.json"))
+    print(f"{len(written) - 1} figures ({', '.join(p.name for p in written[:-1])}) and results.json in {out}{os.sep}")
+    return 0

@@ -1,0 +1,89 @@
+"""Figures of the experiments beyond the paper (``open.*``), drawn from their results.json artifacts.
+
+Each ``open.*`` claim stores one artifact (:func:`packs.moe_cl.experiments.open_questions.curves_panels`): panels
+of one quantity each (routing purity, an error) against the round, per regime and group of variants, with
+the mean over replicates and its 99% band (mean +- 2.576 s.e.) for every variant, the chance level of the
+routing on the purity panels, and vertical lines at the end of exploration and at the round where the
+schedule changes. :func:`draw_open` draws one artifact into one PNG. Never simulates; deterministic (the
+Agg canvas and the default style of :mod:`reports.panel_figures`, no metadata in the PNG).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from moecl_verify.reports import panel_figures as kit
+
+REFERENCE_STYLE = {"color": "black", "linewidth": 1.0, "linestyle": "--"}
+VLINE_STYLE = {"color": "#555555", "linewidth": 0.9, "linestyle": ":"}
+
+
+def _points(x: list, mean: list, lower: list, upper: list) -> tuple[list, list, list, list]:
+    """The rounds where the mean and its band are defined (None marks a window without data)."""
+    keep = [i for i, (m, lo, hi) in enumerate(zip(mean, lower, upper)) if m is not None and lo is not None
+            and hi is not None]
+    return [x[i] for i in keep], [mean[i] for i in keep], [lower[i] for i in keep], [upper[i] for i in keep]
+
+
+def _draw_panel(ax, grid, panel: dict, xlabel: str) -> None:
+    labels = [s["label"] for s in panel["series"]]
+    for i, series in enumerate(panel["series"]):
+        x, mean, lower, upper = _points(panel["x"], series["mean"], series["lower"], series["upper"])
+        color = kit.COLORS[i % len(kit.COLORS)]
+        ax.fill_between(x, lower, upper, color=color, alpha=0.18, linewidth=0)
+        ax.plot(x, mean, color=color, linewidth=1.3, label=series["label"])
+    reference = panel.get("reference")
+    if reference:
+        x, y, _, _ = _points(panel["x"], reference["y"], reference["y"], reference["y"])
+        ax.plot(x, y, label=reference["label"], **REFERENCE_STYLE)
+        labels.append(reference["label"])
+    for line in panel.get("vlines", []):
+        ax.axvline(line["x"], **VLINE_STYLE)
+        ax.annotate(line["label"], xy=(line["x"], 1.0), xycoords=("data", "axes fraction"), xytext=(2, -9),
+                    textcoords="offset points", fontsize=7, color=VLINE_STYLE["color"])
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(panel["ylabel"], fontsize=9)
+    ax.grid(True, alpha=0.3)
+    kit.legend_below(ax, grid, labels)
+
+
+def build_open(claim_id: str, data: dict):
+    """The figure of one ``open.*`` artifact, drawn but not saved (tests inspect it)."""
+    panels = data["panels"]
+    for panel in panels:
+        count = len(panel["series"]) + (1 if panel.get("reference") else 0)
+        if count > kit.MAX_SERIES:
+            raise ValueError(f"{claim_id}: panel {panel['title']!r} has {count} series, at most {kit.MAX_SERIES}")
+    legend_labels = [[s["label"] for s in p["series"]] + ([p["reference"]["label"]] if p.get("reference") else [])
+                     for p in panels]
+    title = (f"{claim_id}: mean over replicates with 99% band (± {kit.Z99} s.e.), task pool {data.get('pool', 0)}"
+             f" (pool seed {data.get('pool_seed', '-')})")
+    with kit.style():
+        fig, axes, grid = kit.panel_grid(
+            len(panels), titles=[kit.wrap(p["title"], 46) for p in panels], legend_labels=legend_labels,
+            ncols_max=int(data.get("ncols", 3)), axes_w=3.8, axes_h=2.4, title=title)
+        for ax, panel in zip(axes, panels):
+            _draw_panel(ax, grid, panel, data.get("xlabel", "round t"))
+    return fig
+
+
+def draw_open(claim_id: str, data: dict, path: Path) -> Path:
+    """Draw the artifact ``data`` of claim ``claim_id`` into the PNG ``path`` and return the path."""
+    return kit.save(build_open(claim_id, data), Path(path))
+
+
+CAPTION = ("{claim}: each variant's routing purity and errors against the round, mean over replicates with its 99% "
+           "band (± 2.576 s.e.); dashed: the chance level of the routing on purity panels; dotted: the end of "
+           "exploration and the round where the schedule changes; one quantity per panel")
+
+
+def specs(run) -> list[kit.FigureSpec]:
+    """One figure per ``open.*`` artifact (``open_<question>``), listed under its claim."""
+    out = []
+    for name, data in sorted(run.artifacts.items()):
+        if not (name.startswith("open_") and isinstance(data, dict) and data.get("claim")):
+            continue
+        claim_id = data["claim"]
+        out.append(kit.FigureSpec((claim_id,), f"fig_{name}_curves.png", CAPTION.format(claim=claim_id),
+                                  lambda claim_id=claim_id, data=data: build_open(claim_id, data)))
+    return out
