@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 
 from moecl_verify.checks import pack as packs
-from moecl_verify.checks.context import BUDGETS, Context, measure_claim
+from moecl_verify.checks.context import BUDGETS, Context, context_for, measure_claim
 from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.checks.registry import get
 from moecl_verify.checks.decide import decide_claims, is_exact
@@ -73,7 +73,7 @@ def _context(budget: str, seed: int, pack: str) -> Context:
     shared simulations are deterministic functions of (budget, seed)."""
     key = (budget, seed, pack)
     if key not in _CONTEXTS:
-        _CONTEXTS[key] = Context(budget=BUDGETS[budget], seed=seed)
+        _CONTEXTS[key] = context_for(packs.get(pack), budget, seed)
     return _CONTEXTS[key]
 
 

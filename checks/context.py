@@ -47,6 +47,9 @@ class Context:
     runner: ChunkRunner = field(default_factory=ChunkRunner)
     # The values of the pack's run options (checks.pack.RunOption), by name; a missing name means not given.
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # What the budget buys in the pack's own terms (replicates per experiment, pools, sweep depth, epochs):
+    # the pack's entry for this budget (Pack.budgets), so that no claim reads the budget's name.
+    sizes: Any = None
     # The claim being measured and the namespaces it declares (Claim.shares); None outside a claim.
     claim_id: str | None = None
     declared: tuple[str, ...] | None = None
@@ -70,6 +73,16 @@ class Context:
             del self._shared[key]
         if gone:
             return_freed_memory()
+
+
+def context_for(pack, budget: str, seed: int, options: Mapping[str, Any] | None = None,
+                runner: ChunkRunner | None = None) -> Context:
+    """The context a claim of ``pack`` is measured in at ``budget`` (its name), with the pack's sizes."""
+    ctx = Context(budget=BUDGETS[budget], seed=seed, options=dict(options or {}),
+                  sizes=pack.budgets.get(budget) if pack.budgets else None)
+    if runner is not None:
+        ctx.runner = runner
+    return ctx
 
 
 def measure_claim(claim, ctx: Context) -> list:

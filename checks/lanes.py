@@ -129,7 +129,7 @@ def _measure_group(claim_ids: list[str], budget: str, seed: int, options: dict, 
     problems, with the group's claims and its peak resident memory.  A claim's :class:`Finished` is pickled here, inside the error handling, into a file of
     ``outbox`` renamed into place before its "done" is sent: the queue carries only short messages (within
     the pipe's atomic write size), so a lane killed mid-way cannot leave the parent reading half of one."""
-    from moecl_verify.checks.context import BUDGETS, Context, measure_with_artifacts
+    from moecl_verify.checks.context import context_for, measure_with_artifacts
     from moecl_verify.checks.registry import get
     from moecl_verify.numeric.cache import ResultCache
     from moecl_verify.numeric.chunks import ChunkRunner
@@ -137,7 +137,7 @@ def _measure_group(claim_ids: list[str], budget: str, seed: int, options: dict, 
     events = _EVENTS
     _reset_peak_memory()
     cache = None if cache_dir is None else ResultCache(cache_dir)
-    ctx = Context(budget=BUDGETS[budget], seed=seed, options=dict(options), runner=ChunkRunner(cache=cache))
+    ctx = context_for(packs.get(pack), budget, seed, options, ChunkRunner(cache=cache))
     last: dict[str, float] = {}
 
     def progress(label: str, done: int, total: int) -> None:

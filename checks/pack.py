@@ -110,6 +110,8 @@ class Pack:
     beyond: str | None = None
     beyond_title: str = ""
     cost_hints: Mapping[str, float] = field(default_factory=dict)
+    # Budget name -> what it buys in the pack's terms (any object; claims read it as ``ctx.sizes``).
+    budgets: Mapping[str, Any] = field(default_factory=dict)
     figures: Callable[[Any], list] | None = None
     options: tuple[RunOption, ...] = ()
     commands: tuple[Command, ...] = ()

@@ -15,7 +15,7 @@ import sympy
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.claim_store import ClaimStore
-from moecl_verify.checks.context import BUDGETS, Context, measure_with_artifacts
+from moecl_verify.checks.context import BUDGETS, context_for, measure_with_artifacts
 from moecl_verify.checks.decide import decide_claims, is_exact
 from moecl_verify.checks.model import RunResult
 from moecl_verify.checks import lanes as lanes_module
@@ -98,7 +98,7 @@ def run(
     pack = packs.get(pack)
     options = {name: value for name, value in (options or {}).items() if value is not None}
     claims = select(patterns, pack)
-    ctx = Context(budget=BUDGETS[budget], seed=seed, options=dict(options))
+    ctx = context_for(pack, budget, seed, options)
     if chunk_runner is not None:
         ctx.runner = chunk_runner
     if progress is not None:
