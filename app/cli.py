@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="check claims and write the report")
-    run.add_argument("--claims", default=None, help="comma-separated id patterns, e.g. 'prop4.*' (default: all)")
+    run.add_argument("--claims", default=None, help="comma-separated shell-style id patterns, e.g. 'name.*' (default: all; moecl-verify list)")
     run.add_argument("--budget", default="standard", choices=["smoke", "standard", "full"],
                      help="Monte Carlo budget (smoke is quick and may end inconclusive)")
     run.add_argument("--seed", type=nonneg_int("--seed"), default=0,
@@ -314,7 +314,8 @@ def _check_pack_of(result, name: str | None, where: str) -> None:
     if name is None:
         return
     wanted = _pack(name).name
-    found = result.meta.get("pack") or _pack(None).name
+    meta = result.meta if hasattr(result, "meta") else result.get("meta", {})  # a RunResult or diff's document
+    found = meta.get("pack") or _pack(None).name
     if found != wanted:
         raise UsageError(f"{where}: the results file is of pack {found}, not {wanted}")
 
@@ -365,6 +366,8 @@ def _last_verdicts(source: str | None) -> tuple[Path, dict[str, str]] | None:
 def cmd_list(args) -> int:
     from moecl_verify.checks.registry import all_claims
 
+    from moecl_verify.checks.pack import natural_key
+
     claims = sorted(all_claims(_pack(args.pack)), key=lambda c: natural_key(c.id))
     last = _last_verdicts(getattr(args, "source", None))
     id_width, kind_width = max(len(c.id) for c in claims), max(len(c.kind) for c in claims)
@@ -379,13 +382,6 @@ def cmd_list(args) -> int:
     for claim in claims:
         print(f"{claim.id:<{id_width}}  {claim.kind:<{kind_width}}  {shown[claim.id]:<{verdict_width}}  {claim.source}")
     return EXIT_OK
-
-
-def natural_key(text: str) -> tuple:
-    """lemma2 before lemma10: runs of digits compare as numbers."""
-    import re
-
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def cmd_show(args) -> int:

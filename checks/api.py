@@ -1,6 +1,6 @@
 """The public Python API: check one claim, get a small printable result.
 
-``check("prop4.forgetting", budget="smoke", seed=0)`` reruns one claim's
+``check(claim_id, budget="smoke", seed=0)`` reruns one claim's
 experiment.  Alone, its entries are Holm-corrected among themselves; to
 reproduce the verdicts of a whole run exactly, pass the thresholds that run
 recorded (``false_fail_rates`` keyed ``"form/features"``, as in
@@ -69,7 +69,7 @@ _CONTEXTS: dict[tuple[str, int, str], Context] = {}
 
 def _context(budget: str, seed: int, pack: str) -> Context:
     """One context per (budget, seed) in a process, so claims that share an experiment
-    (the Figure 2 claims) simulate it once per notebook kernel, as in a run.  The
+    (claims declaring one namespace) simulate it once per notebook kernel, as in a run.  The
     shared simulations are deterministic functions of (budget, seed)."""
     key = (budget, seed, pack)
     if key not in _CONTEXTS:

@@ -1,7 +1,7 @@
 """What a claim's experiment gets: the budget, the seed, a shared cache, progress.
 
-Claims that share an experiment (Proposition 4's forgetting and generalization
-use the same simulations) fetch it through :meth:`Context.shared`, keyed by a
+Claims that share an experiment (two statements read off the same
+simulations) fetch it through :meth:`Context.shared`, keyed by a
 stable description, so it runs once per run.
 """
 
@@ -109,7 +109,7 @@ def return_freed_memory() -> None:
 
     Freed numpy buffers smaller than malloc's (adaptive) mmap threshold stay in the heap for reuse, so a
     process that once held a large simulation keeps its resident size: a lane held 2.1 GB it no longer used
-    after Theorem 1's group, and a one-lane run of the full budget grew to 3.7 GB."""
+    after its costliest group, and a one-lane run of the full budget grew to 3.7 GB."""
     try:
         import ctypes
 

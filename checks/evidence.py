@@ -18,8 +18,11 @@ The types, one per kind of evidence:
   horizons against a formula (``rule="identity"``), or margins per case of a qualitative
   criterion (``rule="positive"``); decided by z-tests (:mod:`moecl_verify.checks.decide`).
 * :class:`ProportionEvidence`: counts of an event against a claimed bound, at one or several
-  sigma0 ("with probability 1 - o(1)" is a bound on the failure probability that must vanish).
-* :class:`ScalingEvidence`: a fitted exponent in sigma0 against a claimed O / Theta / Omega law.
+  values of a swept parameter x ("with probability 1 - o(1)" as x -> 0 is a bound on the failure
+  probability that must vanish).
+* :class:`ScalingEvidence`: a fitted exponent in a swept parameter against a claimed O / Theta / Omega law.
+
+The swept parameter is the pack's: evidence carries its name (``parameter``) and every text says it.
 * Exact entries are :class:`moecl_verify.checks.model.ClaimResult`\\ s built by
   :func:`moecl_verify.checks.model.exact_result` (sympy identities, rational counterexamples, a
   stated reason): no sampling, no false-fail rate, decided where they are computed.
@@ -50,9 +53,10 @@ class Judgement:
 
 @dataclass(frozen=True)
 class ProportionRow:
-    """The event held in ``successes`` of ``trials`` replicates at ``sigma0`` (or in one configuration)."""
+    """The event held in ``successes`` of ``trials`` replicates at ``x``, a value of the swept parameter
+    (None: in one configuration)."""
 
-    sigma0: float | None
+    x: float | None
     successes: int
     trials: int
 
@@ -63,18 +67,18 @@ class ProportionRow:
     def interval(self, level: float = 0.99) -> tuple[float, float]:
         return stats.wilson(self.successes, self.trials, level)
 
-    def as_dict(self, level: float = 0.99) -> dict:
+    def as_dict(self, parameter: str, level: float = 0.99) -> dict:
         lo, hi = self.interval(level)
         out = {"successes": self.successes, "trials": self.trials, "probability": self.probability,
                "low": lo, "high": hi}
-        return {"sigma0": self.sigma0, **out} if self.sigma0 is not None else out
+        return {parameter: self.x, **out} if self.x is not None else out
 
 
-# Rules for "the event holds with probability 1 - o(1) as sigma0 -> 0", on the failure probability q at the
-# smallest sigma0 and on the exponent of q in sigma0 (> 0: failures vanish as sigma0 shrinks):
-CONFIRM_FAILURE = 0.05  # q below this at the smallest sigma0: practically certain there
-RISING_FAILURE = 0.25   # q below this and failures shrinking with sigma0: consistent with 1 - o(1)
-REFUTE_FAILURE = 0.1    # q above this at the smallest sigma0 ...
+# Rules for "the event holds with probability 1 - o(1) as x -> 0", on the failure probability q at the
+# smallest x and on the exponent of q in x (> 0: failures vanish as x shrinks):
+CONFIRM_FAILURE = 0.05  # q below this at the smallest x: practically certain there
+RISING_FAILURE = 0.25   # q below this and failures shrinking with x: consistent with 1 - o(1)
+REFUTE_FAILURE = 0.1    # q above this at the smallest x ...
 FLAT_SLOPE = 0.1        # ... and the failure exponent below this: failures do not vanish
 
 
@@ -90,12 +94,14 @@ class ProportionEvidence:
       ``bound - resolution``.
     * ``"at_most"``: the mirror image. With ``bound = 0`` a single observed event refutes exactly
       (p = 0): it is a counterexample.
-    * ``"vanishing"``: "with probability 1 - o(1)" over a sigma0 sweep. Null: the failure probability q
-      vanishes as sigma0 -> 0. Rejected (intersection-union test, p the larger of the two) only when q
-      at the smallest sigma0 exceeds ``REFUTE_FAILURE`` (exact binomial test) and the failure exponent
+    * ``"vanishing"``: "with probability 1 - o(1)" over a sweep of x. Null: the failure probability q
+      vanishes as x -> 0. Rejected (intersection-union test, p the larger of the two) only when q
+      at the smallest x exceeds ``REFUTE_FAILURE`` (exact binomial test) and the failure exponent
       ``failure_slope`` lies below ``FLAT_SLOPE`` (normal test with its bootstrap standard error).
-      Confirmed when q's upper confidence bound at the smallest sigma0 is at most ``CONFIRM_FAILURE``,
+      Confirmed when q's upper confidence bound at the smallest x is at most ``CONFIRM_FAILURE``,
       or at most ``RISING_FAILURE`` with an exponent significantly above 0.
+
+    ``parameter`` names the swept x as the pack spells it.
     """
 
     claim_id: str
@@ -115,6 +121,8 @@ class ProportionEvidence:
     note: str = ""
     # What a trial is (replicates, rounds, ...), for the evidence text.
     unit: str = "replicates"
+    # The swept parameter's name, as the pack spells it (texts and the recorded rows).
+    parameter: str = "x"
 
     def __post_init__(self) -> None:
         if self.claim not in ("at_least", "at_most", "vanishing"):
@@ -122,17 +130,17 @@ class ProportionEvidence:
         if not self.rows or any(r.trials <= 0 for r in self.rows):
             raise ValueError(f"{self.claim_id}: every row needs at least one trial")
         if self.claim == "vanishing" and (len(self.rows) < 3 or self.failure_slope is None):
-            raise ValueError(f"{self.claim_id}: a 'vanishing' claim needs >= 3 sigma0 rows and a failure slope")
+            raise ValueError(f"{self.claim_id}: a 'vanishing' claim needs >= 3 swept rows and a failure slope")
 
     @property
     def null(self) -> str:
         if self.claim == "vanishing":
-            return "the failure probability vanishes as sigma0 -> 0"
+            return f"the failure probability vanishes as {self.parameter} -> 0"
         return f"P(event) {'>=' if self.claim == 'at_least' else '<='} {self.bound:g}"
 
     @property
     def smallest(self) -> ProportionRow:
-        return min(self.rows, key=lambda r: -math.inf if r.sigma0 is None else r.sigma0)
+        return min(self.rows, key=lambda r: -math.inf if r.x is None else r.x)
 
     def _binomial_p(self, row: ProportionRow, p0: float, alternative: str) -> float:
         if p0 <= 0.0:
@@ -148,7 +156,7 @@ class ProportionEvidence:
         if self.claim == "at_most":
             return stats.bonferroni_min_p([self._binomial_p(r, self.bound, "greater") for r in self.rows])
         row = self.smallest
-        failures = ProportionRow(row.sigma0, row.trials - row.successes, row.trials)
+        failures = ProportionRow(row.x, row.trials - row.successes, row.trials)
         p_level = self._binomial_p(failures, REFUTE_FAILURE, "greater")
         slope, se = self.failure_slope
         p_trend = stats.one_sided_p((FLAT_SLOPE - slope) / se) if se > 0 else float(slope >= FLAT_SLOPE)
@@ -162,7 +170,7 @@ class ProportionEvidence:
         row = self.smallest
         lo, hi = self._one_sided_bounds(row, threshold)
         resolved = (hi - lo) / 2
-        where = "" if row.sigma0 is None else f" at sigma0 = {row.sigma0:g}"
+        where = "" if row.x is None else f" at {self.parameter} = {row.x:g}"
         if self.claim == "vanishing":
             q_lo, q_hi = 1 - hi, 1 - lo
             slope, se = self.failure_slope
@@ -171,12 +179,14 @@ class ProportionEvidence:
                      "vanish)")
             level = f"the failure probability{where} is in [{q_lo:.3f}, {q_hi:.3f}]"
             if rejected:
-                return Judgement("refuted", f"{level}, above {REFUTE_FAILURE}, and failures do not shrink with sigma0: "
+                return Judgement("refuted", f"{level}, above {REFUTE_FAILURE}, and failures do not shrink with "
+                                 f"{self.parameter}: "
                                  f"{trend}, below {FLAT_SLOPE} (both at false-fail rate {threshold:.2g})", resolved)
             if q_hi <= CONFIRM_FAILURE:
                 return Judgement("confirmed", f"{level}, at most {CONFIRM_FAILURE}; {trend}", resolved)
             if slope - z * se > 0 and q_hi <= RISING_FAILURE:
-                return Judgement("confirmed", f"the probability rises toward 1 as sigma0 shrinks: {trend}, "
+                return Judgement("confirmed", f"the probability rises toward 1 as {self.parameter} shrinks: "
+                                 f"{trend}, "
                                  f"significantly above 0, and {level}", resolved)
             return Judgement("inconclusive", f"{level}; {trend}: neither practically certain nor clearly bounded "
                              "away from 1", resolved)
@@ -214,12 +224,12 @@ class ProportionEvidence:
 
     def table(self) -> str:
         return "; ".join(
-            (f"sigma0 = {r.sigma0:g}: " if r.sigma0 is not None else "")
+            (f"{self.parameter} = {r.x:g}: " if r.x is not None else "")
             + f"{r.successes}/{r.trials} = {r.probability:.3f} [{r.interval()[0]:.3f}, {r.interval()[1]:.3f}]"
-            for r in sorted(self.rows, key=lambda r: -(r.sigma0 or 0.0)))
+            for r in sorted(self.rows, key=lambda r: -(r.x or 0.0)))
 
     def report_config(self) -> dict:
-        extra = {"probabilities": [r.as_dict() for r in self.rows], "null": self.null}
+        extra = {"probabilities": [r.as_dict(self.parameter) for r in self.rows], "null": self.null}
         if self.failure_slope is not None:
             extra["failure_exponent"] = {"estimate": self.failure_slope[0], "stderr": self.failure_slope[1]}
         return extra
@@ -235,13 +245,13 @@ class ProportionEvidence:
 
 @dataclass(frozen=True)
 class ScalingEvidence:
-    """A fitted exponent of a quantity in sigma0 against a claimed law y = law(sigma0^k).
+    """A fitted exponent of a quantity in a swept parameter x against a claimed law y = law(x^k).
 
     Null: the law holds with exponent k (Theta: the exponent is k; O: at least k, y shrinks at least
     as fast; Omega: at most k). The p-value is a normal test of the fitted exponent with its bootstrap
     standard error (``fit.stderr``; the bootstrap resamples whatever the sweep's design makes
     independent, pools and replicates). Confirmed only when the exponent's confidence interval at the
-    entry's threshold lies within ``tolerance`` of the law. An asymptotic claim concerns sigma0 -> 0
+    entry's threshold lies within ``tolerance`` of the law. An asymptotic claim concerns x -> 0
     while a sweep sees a window: a confirmation reads "consistent over the window [a, b]", and the
     local exponents at both ends can withdraw a verdict (:func:`moecl_verify.checks.scaling.curvature_guard`).
     """
@@ -262,7 +272,7 @@ class ScalingEvidence:
 
     @property
     def null(self) -> str:
-        return f"y = {self.law}(sigma0^{self.exponent:g})"
+        return f"y = {self.law}({self.fit.parameter}^{self.exponent:g})"
 
     @property
     def z(self) -> float:
@@ -292,20 +302,21 @@ class ScalingEvidence:
     def judge(self, threshold: float, rejected: bool) -> Judgement:
         lo, hi = self.interval(threshold)
         k, tol = self.exponent, self.tolerance
-        window = f"[{min(self.fit.sigma0):g}, {max(self.fit.sigma0):g}]"
+        window = f"[{min(self.fit.x):g}, {max(self.fit.x):g}]"
+        x = self.fit.parameter
         shown = f"exponent {self.fit.exponent:.3f} ± {self.fit.stderr:.3f} (bootstrap s.e.)"
         if rejected:
             verdict = "refuted"
-            reason = f"{shown} rejects {self.law}(sigma0^{k:g}) at false-fail rate {threshold:.2g} over sigma0 in {window}"
+            reason = f"{shown} rejects {self.law}({x}^{k:g}) at false-fail rate {threshold:.2g} over {x} in {window}"
         elif (self.law == "Theta" and k - tol <= lo and hi <= k + tol) or (self.law == "O" and lo >= k - tol) or (
                 self.law == "Omega" and hi <= k + tol):
             verdict = "confirmed"
-            reason = (f"{shown}: consistent over the window sigma0 in {window} (its interval at the threshold lies "
-                      f"within {tol:g} of the law); the sweep cannot speak for smaller sigma0")
+            reason = (f"{shown}: consistent over the window {x} in {window} (its interval at the threshold lies "
+                      f"within {tol:g} of the law); the sweep cannot speak for smaller {x}")
         else:
             verdict = "inconclusive"
             reason = (f"{shown}: not rejected, but its interval at the threshold reaches more than {tol:g} beyond "
-                      f"the law over sigma0 in {window}")
+                      f"the law over {x} in {window}")
         verdict, reason = curvature_guard(self.fit, self.law, k, tol, verdict, reason)
         return Judgement(verdict, reason, tol)
 
@@ -322,11 +333,12 @@ class ScalingEvidence:
         return self.fit.stderr
 
     def report_config(self) -> dict:
-        return {"law": f"{self.law}(sigma0^{self.exponent:g})", **self.fit.summary(), "null": self.null,
-                "window": [min(self.fit.sigma0), max(self.fit.sigma0)]}
+        return {"law": f"{self.law}({self.fit.parameter}^{self.exponent:g})", **self.fit.summary(),
+                "null": self.null, "window": [min(self.fit.x), max(self.fit.x)]}
 
     def describe(self, judgement: Judgement) -> str:
-        return (f"{self.what} against sigma0: {self.fit}. Claim {self.law}(sigma0^{self.exponent:g}): "
+        return (f"{self.what} against {self.fit.parameter}: {self.fit}. Claim "
+                f"{self.law}({self.fit.parameter}^{self.exponent:g}): "
                 f"{judgement.verdict}, because {judgement.reason}." + (f" {self.note}" if self.note else ""))
 
 

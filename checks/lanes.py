@@ -2,8 +2,8 @@
 
 A claim's measurements are a pure function of the budget, the seed and the claim (every random number
 comes from a keyed stream, :mod:`numeric.seeding`), so claims can be measured in any order and in any
-process.  What they share is work fetched through :meth:`checks.context.Context.shared` (Figure 2's runs
-serve Theorem 1, Theorem 2 and C4; the exploration sweep serves five lemmas).  Shared work lives in one
+process.  What they share is work fetched through :meth:`checks.context.Context.shared` (one simulation
+may serve several statements of a document).  Shared work lives in one
 process's memory, so the claims that share a namespace (``Claim.shares``, checked on every fetch) form one
 *group* and run in one process, in registry order; groups are handed to ``lanes`` worker processes, the
 costliest first, each lane taking the next group as it frees up.

@@ -29,7 +29,7 @@ NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 class HeadlineItem:
     """A result the reader wants judged in one line, and the claims that measure it.
 
-    ``claims`` are claim ids or prefixes (``thm1`` covers ``thm1.*``); ``group`` labels the row in the
+    ``claims`` are claim ids or prefixes (``a`` covers ``a.*``); ``group`` labels the row in the
     headline's CSV (e.g. "paper", "reviewer")."""
 
     key: str
@@ -116,6 +116,10 @@ class Pack:
     options: tuple[RunOption, ...] = ()
     commands: tuple[Command, ...] = ()
     peak_memory_gb: Mapping[str, float] = field(default_factory=dict)
+    # The parameter the document's scaling laws and probabilities are swept over: its key in the results
+    # (``<name>_range``, rows' ``<name>``) and its symbol on figures and in the report.
+    swept: str = "x"
+    swept_symbol: str = "x"
     # Said on the report's first screen (e.g. how the source text was damaged) and beside the slip audit.
     source_note: str = ""
     slip_caveat: str = ""
@@ -143,7 +147,7 @@ class Pack:
 
     def key(self, claim_id: str) -> tuple:
         """Sort key: the group's place in the document, then natural order within the group
-        (``lemma2`` before ``lemma10``, ``lemma11`` before ``lemma11.step1``)."""
+        (``step2`` before ``step10``, ``a`` before ``a.b``)."""
         return (self.rank(claim_id), natural_key(claim_id))
 
     def in_order(self, claim_ids) -> list[str]:
@@ -160,7 +164,7 @@ def stand_in(name: str | None, title: str) -> Pack:
 
 
 def natural_key(text: str) -> tuple:
-    """``lemma2`` before ``lemma10``."""
+    """``step2`` before ``step10``."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 

@@ -109,7 +109,8 @@ class UnknownClaimPattern(ValueError):
 
     def __init__(self, pattern: str, known: list[str]):
         self.pattern = pattern
-        # Compare against ids and their prefixes, so that "lema2" finds "lemma2" and "thm3.*" finds "thm1.*".
+        # Compare against ids and their prefixes, so that a misspelt id finds the one meant and a pattern
+        # with a wrong number finds its group.
         prefixes = sorted({k.split(".")[0] for k in known} | set(known))
         self.suggestions = difflib.get_close_matches(pattern.rstrip("*").rstrip("."), prefixes, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""

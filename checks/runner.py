@@ -26,7 +26,7 @@ from moecl_verify.numeric.chunks import ChunkRunner
 DEFAULT_FAMILY_RATE = 1e-3
 
 
-# Optional libraries some claims compute with (Figure 3's networks); listed when installed, so a finished
+# Optional libraries some claims compute with (deep networks); listed when installed, so a finished
 # claim's record is not reused across versions of them, nor across their absence and presence.
 OPTIONAL_LIBRARIES = ("jax", "jaxlib", "scikit-learn")
 # Libraries every claim's numbers depend on besides numpy, sympy and mpmath.

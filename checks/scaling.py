@@ -1,20 +1,21 @@
-"""Scaling laws in sigma0: fit the exponent on a log-log sweep and decide O, Theta, Omega.
+"""Scaling laws in a swept parameter x: fit the exponent on a log-log sweep and decide O, Theta, Omega.
 
-Given per-replicate measurements y at each sigma0 of a geometric sweep, the
-claimed law y ~ C sigma0^k is checked by least squares of log(mean y) on
-log(sigma0).  The exponent's 99% interval comes from a percentile bootstrap
-that resamples replicates within each sigma0 (seeded Generator, so the
+Given per-replicate measurements y at each x of a geometric sweep, the
+claimed law y ~ C x^k is checked by least squares of log(mean y) on
+log(x).  The pack names its parameter (``parameter``, e.g. the document's
+symbol); every text and recorded key uses that name.  The exponent's 99% interval comes from a percentile bootstrap
+that resamples replicates within each x (seeded Generator, so the
 interval is reproducible).
 
 Verdict rules (docs/design.md, 'From a claim to a verdict'):
 
-* Theta(sigma0^k): refuted if the interval excludes k; confirmed if it
+* Theta(x^k): refuted if the interval excludes k; confirmed if it
   contains k and is narrower than ``2 * tolerance`` (the run could tell k from
   k +- tolerance); otherwise inconclusive.
-* O(sigma0^k) (y shrinks at least as fast as sigma0^k): refuted if the whole
+* O(x^k) (y shrinks at least as fast as x^k): refuted if the whole
   interval lies below k; confirmed if it lies above k - tolerance; otherwise
   inconclusive.
-* Omega(sigma0^k): the mirror image.
+* Omega(x^k): the mirror image.
 
 An O() or Theta() hides a constant; the fitted constant C = exp(intercept) is
 reported beside the exponent, and claims run the sweep for more than one value
@@ -36,9 +37,10 @@ LAWS = ("Theta", "O", "Omega")
 
 @dataclass(frozen=True)
 class ScalingFit:
-    """Least-squares exponent and constant of mean y against sigma0, with a bootstrap interval."""
+    """Least-squares exponent and constant of mean y against the swept parameter x, with a bootstrap
+    interval."""
 
-    sigma0: tuple[float, ...]
+    x: tuple[float, ...]
     means: tuple[float, ...]
     exponent: float
     constant: float
@@ -46,32 +48,34 @@ class ScalingFit:
     high: float
     level: float
     replicates: int
-    # Interval on (local exponent over the three largest sigma0) - (over the three smallest).
+    # Interval on (local exponent over the three largest x) - (over the three smallest).
     curvature_low: float | None = None
     curvature_high: float | None = None
     # Standard deviation of the bootstrap exponents: the exponent's standard error.
     stderr: float = math.nan
-    # Per sigma0 (same order), the bootstrap standard error of the fitted statistic (mean or quantile).
+    # Per x (same order), the bootstrap standard error of the fitted statistic (mean or quantile).
     point_stderr: tuple[float, ...] = ()
-    # Task pools the sweep ran on (0: one pool, replicates resampled within each sigma0 independently).
+    # Task pools the sweep ran on (0: one pool, replicates resampled within each x independently).
     pools: int = 0
+    # The swept parameter's name, as the pack spells it (texts and the recorded "<name>_range").
+    parameter: str = "x"
 
     def summary(self) -> dict:
         """What a results entry records of the fit (JSON-ready): the report's scaling table reads it."""
         out = {"fitted_constant": self.constant, "exponent_interval": [self.low, self.high],
-               "sigma0_range": [min(self.sigma0), max(self.sigma0)]}
-        if len(self.sigma0) >= 4:
+               f"{self.parameter}_range": [min(self.x), max(self.x)]}
+        if len(self.x) >= 4:
             out["local_exponents"] = list(local_exponents(self))
         if self.pools:
             out["pools"] = self.pools
         if self.point_stderr:
-            out["point_stderr"] = [[s0, se] for s0, se in zip(self.sigma0, self.point_stderr)]
+            out["point_stderr"] = [[s0, se] for s0, se in zip(self.x, self.point_stderr)]
         return out
 
     def __str__(self) -> str:
         return (
             f"exponent {self.exponent:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.level:.0%} bootstrap), "
-            f"constant {self.constant:.3g}, over sigma0 in [{min(self.sigma0):.3g}, {max(self.sigma0):.3g}]"
+            f"constant {self.constant:.3g}, over {self.parameter} in [{min(self.x):.3g}, {max(self.x):.3g}]"
         )
 
 
@@ -82,24 +86,26 @@ def _slope(log_x: np.ndarray, log_y: np.ndarray) -> tuple[float, float]:
 
 
 def fit_exponent(
-    sigma0: list[float],
+    x: list[float],
     samples: list[np.ndarray],
     rng: np.random.Generator,
     level: float = 0.99,
     resamples: int = 2000,
     quantile: float | None = None,
+    *,
+    parameter: str = "x",
 ) -> ScalingFit:
-    """Fit log(stat y) = log C + k log(sigma0), stat the mean (or the ``quantile``-quantile)
-    over replicates; bootstrap the replicates within each sigma0 (``scipy.stats.bootstrap``) for an
+    """Fit log(stat y) = log C + k log(x), stat the mean (or the ``quantile``-quantile)
+    over replicates; bootstrap the replicates within each x (``scipy.stats.bootstrap``) for an
     interval on k.
 
-    With four or more sigma0 the same resamples also give the local exponents
-    over the three largest and the three smallest sigma0 and a ``level``
+    With four or more x the same resamples also give the local exponents
+    over the three largest and the three smallest x and a ``level``
     interval on their difference (the curvature of the log-log curve), which
     :func:`decide_scaling` uses to tell a law from a pre-asymptotic bend.
     """
-    if len(sigma0) != len(samples) or len(sigma0) < 3:
-        raise ValueError("a scaling fit needs at least three sigma0 values, one sample each")
+    if len(x) != len(samples) or len(x) < 3:
+        raise ValueError("a scaling fit needs at least three x values, one sample each")
     data = [np.asarray(s, dtype=float) for s in samples]
 
     def stat(a: np.ndarray, axis=None):
@@ -109,51 +115,53 @@ def fit_exponent(
         raise ValueError("each sample needs >= 2 finite values")
     means = np.array([stat(s) for s in data])
     if np.any(means <= 0):
-        raise ValueError("the fitted statistic must be positive at every sigma0")
-    # scipy.stats.bootstrap resamples each sigma0's replicates independently (paired=False) and returns every
-    # resample's statistic per sigma0; the slopes, the interval and the curvature are read off those.
+        raise ValueError("the fitted statistic must be positive at every x")
+    # scipy.stats.bootstrap resamples each x's replicates independently (paired=False) and returns every
+    # resample's statistic per x; the slopes, the interval and the curvature are read off those.
     boot = sps.bootstrap(data, lambda *samples, axis=-1: np.stack([stat(v, axis=axis) for v in samples]),
                          n_resamples=resamples, batch=max(1, 1_000_000 // max(v.size for v in data)),
                          vectorized=True, paired=False, method="percentile", confidence_level=level, rng=rng)
-    boot_means = boot.bootstrap_distribution.T  # (resamples, sigma0)
-    return _fit(sigma0, means, boot_means, level, replicates=min(v.size for v in data))
+    boot_means = boot.bootstrap_distribution.T  # (resamples, x)
+    return _fit(x, means, boot_means, level, replicates=min(v.size for v in data), parameter=parameter)
 
 
 def fit_exponent_pools(
-    sigma0: list[float],
+    x: list[float],
     samples: list[list[np.ndarray]],
     rng: np.random.Generator,
     level: float = 0.99,
     resamples: int = 2000,
     quantile: float | None = None,
+    *,
+    parameter: str = "x",
 ) -> ScalingFit:
-    """Fit log(mean y) = log C + k log(sigma0) on a sweep run over several pools with common random numbers
+    """Fit log(mean y) = log C + k log(x) on a sweep run over several pools with common random numbers
     (or log of the ``quantile``-quantile of y, over every pool's replicates).
 
-    ``samples[p][j]`` holds pool p's replicate values at ``sigma0[j]``, the same number R of replicates for
-    every pool and sigma0, replicate r being paired across sigma0 (the same draws,
+    ``samples[p][j]`` holds pool p's replicate values at ``x[j]``, the same number R of replicates for
+    every pool and x, replicate r being paired across x (the same draws,
     :mod:`packs.moe_cl.experiments.sweep_design`).  NaN marks a replicate at which the quantity is undefined; it is
-    left out of the mean at that sigma0.  The statistic is the mean over every pool's replicates.
+    left out of the mean at that x.  The statistic is the mean over every pool's replicates.
 
     Two-stage bootstrap: each resample draws K pools with replacement, then R replicates with replacement
-    within each drawn pool, the same replicate indices at every sigma0 (pairs are kept, so the common random
+    within each drawn pool, the same replicate indices at every x (pairs are kept, so the common random
     numbers' correlation stays in the resampled slopes).  ``scipy.stats.bootstrap`` resamples one level
     (paired or not), so the two levels are drawn here; resampling both levels slightly overstates the
-    variance, the conservative side.  The interval, curvature and per-sigma0 standard errors are read off the
+    variance, the conservative side.  The interval, curvature and per-x standard errors are read off the
     same resamples as in :func:`fit_exponent`."""
-    K, J = len(samples), len(sigma0)
+    K, J = len(samples), len(x)
     if J < 3:
-        raise ValueError("a scaling fit needs at least three sigma0 values")
+        raise ValueError("a scaling fit needs at least three x values")
     if K < 2:
         raise ValueError("a pooled fit needs at least two pools")
     if any(len(pool) != J for pool in samples):
-        raise ValueError("every pool needs one sample per sigma0")
+        raise ValueError("every pool needs one sample per x")
     Y = np.asarray([np.column_stack([np.asarray(v, dtype=float) for v in pool]) for pool in samples])  # (K, R, J)
     if Y.ndim != 3 or Y.shape[1] < 2:
-        raise ValueError("every pool needs the same number (>= 2) of paired replicates at each sigma0")
+        raise ValueError("every pool needs the same number (>= 2) of paired replicates at each x")
     finite = np.isfinite(Y)
     if np.any(finite.sum(axis=(0, 1)) < 2):
-        raise ValueError("each sigma0 needs >= 2 finite values")
+        raise ValueError("each x needs >= 2 finite values")
     def stat(values: np.ndarray, axis: int) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             if quantile is None:
@@ -164,7 +172,7 @@ def fit_exponent_pools(
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices give NaN, handled below
         means = stat(Y.reshape(-1, J), 0)
     if np.any(means <= 0):
-        raise ValueError("the fitted statistic must be positive at every sigma0")
+        raise ValueError("the fitted statistic must be positive at every x")
     R = Y.shape[1]
     boot_means = np.empty((resamples, J))
     block = max(1, 2_000_000 // (K * R * J))
@@ -176,29 +184,30 @@ def fit_exponent_pools(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             boot_means[start:stop] = stat(drawn.reshape(stop - start, K * R, J), 1)
-    # A resample whose every drawn value at a sigma0 is NaN has no mean there; it carries no slope.
+    # A resample whose every drawn value at a x is NaN has no mean there; it carries no slope.
     usable = np.all(np.isfinite(boot_means) & (boot_means > 0), axis=1)
-    return _fit(sigma0, means, boot_means[usable], level, replicates=int(finite.sum(axis=(0, 1)).min()), pools=K)
+    return _fit(x, means, boot_means[usable], level, replicates=int(finite.sum(axis=(0, 1)).min()),
+                parameter=parameter, pools=K)
 
 
-def _fit(sigma0: list[float], means: np.ndarray, boot_means: np.ndarray, level: float, replicates: int,
-         pools: int = 0) -> ScalingFit:
-    """The fit of log(means) on log(sigma0), with its interval, standard error, curvature and per-sigma0
-    standard errors read off the resampled means ``boot_means`` (resamples, sigma0)."""
-    x = np.log(np.asarray(sigma0, dtype=float))
-    k, c = _slope(x, np.log(means))
+def _fit(x: list[float], means: np.ndarray, boot_means: np.ndarray, level: float, replicates: int,
+         parameter: str, pools: int = 0) -> ScalingFit:
+    """The fit of log(means) on log(x), with its interval, standard error, curvature and per-x
+    standard errors read off the resampled means ``boot_means`` (resamples, x)."""
+    log_x = np.log(np.asarray(x, dtype=float))
+    k, c = _slope(log_x, np.log(means))
     log_m = np.log(np.maximum(boot_means, 1e-300))
-    boot = _slopes(x, log_m)
+    boot = _slopes(log_x, log_m)
     alpha = 1 - level
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     curvature = (None, None)
-    if len(sigma0) >= 4:
-        order = np.argsort(x)[::-1]  # largest sigma0 first
+    if len(x) >= 4:
+        order = np.argsort(log_x)[::-1]  # largest x first
         big, small = order[:3], order[-3:]
-        bend = _slopes(x[big], log_m[:, big]) - _slopes(x[small], log_m[:, small])
+        bend = _slopes(log_x[big], log_m[:, big]) - _slopes(log_x[small], log_m[:, small])
         curvature = tuple(float(v) for v in np.quantile(bend, [alpha / 2, 1 - alpha / 2]))
     return ScalingFit(
-        sigma0=tuple(float(v) for v in sigma0),
+        x=tuple(float(v) for v in x),
         means=tuple(float(v) for v in means),
         exponent=k,
         constant=math.exp(c),
@@ -211,6 +220,7 @@ def _fit(sigma0: list[float], means: np.ndarray, boot_means: np.ndarray, level: 
         stderr=float(np.std(boot, ddof=1)),
         point_stderr=tuple(float(v) for v in np.std(boot_means, axis=0, ddof=1)),
         pools=pools,
+        parameter=parameter,
     )
 
 
@@ -221,15 +231,15 @@ def _slopes(x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
 
 
 def local_exponents(fit: ScalingFit) -> tuple[float, float]:
-    """Least-squares slopes over the three largest and the three smallest sigma0 (of the means)."""
-    order = np.argsort(fit.sigma0)[::-1]
-    x = np.log(np.asarray(fit.sigma0, dtype=float)[order])
+    """Least-squares slopes over the three largest and the three smallest x (of the means)."""
+    order = np.argsort(fit.x)[::-1]
+    x = np.log(np.asarray(fit.x, dtype=float)[order])
     y = np.log(np.asarray(fit.means, dtype=float)[order])
     return _slope(x[:3], y[:3])[0], _slope(x[-3:], y[-3:])[0]
 
 
 def satisfies(law: str, e: float, k: float, tolerance: float) -> bool:
-    """Whether an exponent ``e`` is consistent with ``law(sigma0^k)`` within ``tolerance``."""
+    """Whether an exponent ``e`` is consistent with ``law(x^k)`` within ``tolerance``."""
     if law == "O":
         return e >= k - tolerance
     if law == "Omega":
@@ -238,16 +248,16 @@ def satisfies(law: str, e: float, k: float, tolerance: float) -> bool:
 
 
 def decide_scaling(fit: ScalingFit, law: str, k: float, tolerance: float = 0.1) -> tuple[str, str]:
-    """(verdict, reason) for the claim y = law(sigma0^k) given the fitted interval.
+    """(verdict, reason) for the claim y = law(x^k) given the fitted interval.
 
-    An asymptotic claim is about sigma0 -> 0, and a sweep sees only a window.
-    With four or more sigma0 the local exponents over the three largest and
+    An asymptotic claim is about x -> 0, and a sweep sees only a window.
+    With four or more x the local exponents over the three largest and
     the three smallest values are compared, and a verdict is downgraded to
     ``inconclusive`` when the curve bends against it: a refutation whose local
-    exponent at the smallest sigma0 satisfies the claim, or moves toward it by
+    exponent at the smallest x satisfies the claim, or moves toward it by
     more than ``tolerance`` with a curvature interval that excludes zero (a
     bend, not noise); or a confirmation whose local exponent at the smallest
-    sigma0 violates the claim.  The guard only ever withdraws a verdict.
+    x violates the claim.  The guard only ever withdraws a verdict.
     """
     verdict, reason = _decide_interval(fit, law, k, tolerance)
     return curvature_guard(fit, law, k, tolerance, verdict, reason)
@@ -256,17 +266,18 @@ def decide_scaling(fit: ScalingFit, law: str, k: float, tolerance: float = 0.1) 
 def curvature_guard(fit: ScalingFit, law: str, k: float, tolerance: float, verdict: str,
                     reason: str) -> tuple[str, str]:
     """Withdraw a verdict the curve bends against (see :func:`decide_scaling`); never creates one."""
-    if len(fit.sigma0) < 4 or verdict not in ("refuted", "confirmed"):
+    if len(fit.x) < 4 or verdict not in ("refuted", "confirmed"):
         return verdict, reason
     early, late = local_exponents(fit)
-    bend = f"local exponent {early:.2f} over the three largest sigma0, {late:.2f} over the three smallest"
+    bend = (f"local exponent {early:.2f} over the three largest {fit.parameter}, {late:.2f} over the three "
+            "smallest")
     bends = fit.curvature_low is not None and (fit.curvature_low > 0 or fit.curvature_high < 0)
     toward = abs(late - k) < abs(early - k) - tolerance and bends
     if verdict == "refuted" and (satisfies(law, late, k, tolerance) or toward):
         return "inconclusive", (f"{reason}, but the {bend} moves toward the claimed {k}: the sweep may not reach "
                                 "the asymptotic regime")
     if verdict == "confirmed" and not satisfies(law, late, k, tolerance):
-        return "inconclusive", f"{reason}, but the {bend} violates the claim at the small-sigma0 end"
+        return "inconclusive", f"{reason}, but the {bend} violates the claim at the small-{fit.parameter} end"
     return verdict, f"{reason}; {bend}"
 
 
@@ -282,12 +293,12 @@ def _decide_interval(fit: ScalingFit, law: str, k: float, tolerance: float) -> t
         return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] contains {k} but is wider than +-{tolerance}"
     if law == "O":
         if hi < k:
-            return "refuted", f"the interval [{lo:.3f}, {hi:.3f}] lies below {k}: y shrinks more slowly than sigma0^{k}"
+            return "refuted", f"the interval [{lo:.3f}, {hi:.3f}] lies below {k}: y shrinks more slowly than {fit.parameter}^{k}"
         if lo >= k - tolerance:
             return "confirmed", f"the interval [{lo:.3f}, {hi:.3f}] lies above {k} - {tolerance}"
         return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] reaches below {k} - {tolerance}"
     if lo > k:
-        return "refuted", f"the interval [{lo:.3f}, {hi:.3f}] lies above {k}: y shrinks faster than sigma0^{k}"
+        return "refuted", f"the interval [{lo:.3f}, {hi:.3f}] lies above {k}: y shrinks faster than {fit.parameter}^{k}"
     if hi <= k + tolerance:
         return "confirmed", f"the interval [{lo:.3f}, {hi:.3f}] lies below {k} + {tolerance}"
     return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] reaches above {k} + {tolerance}"
@@ -296,8 +307,8 @@ def _decide_interval(fit: ScalingFit, law: str, k: float, tolerance: float) -> t
 def reconcile_constants(verdicts: dict[float, str]) -> dict[float, str]:
     """Verdicts per hidden constant -> verdicts the claim can bear.
 
-    An O()/Theta() statement about Algorithm 1 holds for suitable hidden
-    constants that the paper never fixes.  A refutation at one constant while
+    An O()/Theta() statement about an algorithm holds for suitable hidden
+    constants that the document never fixes.  A refutation at one constant while
     another constant confirms therefore does not refute the statement: such
     entries become ``inconclusive``.  Only a refutation at every constant tried
     stands.

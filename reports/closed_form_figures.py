@@ -1,7 +1,7 @@
 """Closed forms against the horizon: each form's formula against the Monte Carlo mean.
 
 For every claim with expected-value entries over several horizons whose
-formula is not identically 0 (e.g. Proposition 4's closed forms), one PNG
+formula is not identically 0 (e.g. closed forms in the horizon), one PNG
 ``fig_<claim id>.png`` with one panel per feature model (and configuration):
 the Monte Carlo mean with its 99% band (mean ± 2.576 s.e.) against the
 horizon, and each tested form's formula (stated / corrected / derived) as a

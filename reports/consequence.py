@@ -40,7 +40,7 @@ class RankedSlip:
 
 
 def claim_of(slip: Slip) -> str:
-    """The claim id a slip belongs to: the longest dotted prefix of its id (``thm1.eq19.bound_fails`` -> ``thm1``)."""
+    """The claim id a slip belongs to: the longest dotted prefix of its id (``a.eq1.fails`` -> ``a``)."""
     return slip.id.split(".")[0]
 
 

@@ -7,10 +7,10 @@ Every numeric entry that is neither a closed form over horizons
 kind, so no claim with a measured number goes without a picture:
 
 * ``difference``: an expected-value identity whose formula is 0 (a paired
-  difference such as Lemma 3's or Lemma 16's): the Monte Carlo mean with its
+  difference of two sides measured on the same draws): the Monte Carlo mean with its
   99% band against a zero line;
-* ``margin``: a criterion (a bound such as Theorem 1's, or an ordering read
-  off the paper's figures): the estimated margin Δ with its 99% interval
+* ``margin``: a criterion (a bound in expectation, or an ordering read
+  off the document's figures): the estimated margin Δ with its 99% interval
   against a zero line (the criterion holds where Δ > 0);
 * ``bound``: a bound whose horizons record the right-hand side and the
   measured value separately (keys ``rhs``, ``measured``,
@@ -19,8 +19,8 @@ kind, so no claim with a measured number goes without a picture:
 * ``estimates``: anything else (an estimate per case against the tested
   formula's value).
 
-Each is drawn against the horizon (t, T, or sigma0 when the case labels name
-one) when every entry has at least two such points, else as a categorical
+Each is drawn against the horizon (t, T, or the pack's swept parameter,
+``Pack.swept``, when the case labels name one) when every entry has at least two such points, else as a categorical
 panel with one row per case.  99% means ± 2.576 standard errors throughout.
 """
 
@@ -33,9 +33,15 @@ from dataclasses import dataclass
 from moecl_verify.checks.model import RunResult
 from moecl_verify.reports import closed_form_figures, probability_figures, scaling_figures
 from moecl_verify.reports import panel_figures as kit
+from moecl_verify.reports.document import pack_of
 
 KINDS = ("bound", "margin", "difference", "estimates")
-_HORIZON = re.compile(r"\b(t|T|sigma0)\s*=\s*([0-9][0-9.eE+-]*)")
+@functools.cache
+def _horizon(swept: str) -> re.Pattern:
+    """A horizon named in a case label: ``t = 5``, ``T = 200`` or ``<swept> = 0.1``."""
+    return re.compile(rf"\b(t|T|{re.escape(swept)})\s*=\s*([0-9][0-9.eE+-]*)")
+
+
 # Criterion cases counted in rounds (when the gate froze) are not drawn on the axis of error margins.
 _ROUNDS = re.compile(r"round|freez", re.I)
 _TAG = re.compile(r"\s*\[[^\]]*pool[^\]]*\]\s*$")
@@ -74,7 +80,7 @@ class Point:
     """One horizon or case of an entry."""
 
     x: float | None  # the horizon, when the case names one
-    axis: str  # "t", "T", "sigma0", or "" (no horizon)
+    axis: str  # "t", "T", the swept parameter, or "" (no horizon)
     rest: str  # what else the case says (a series within the entry, e.g. "n=0")
     text: str  # the case label without its pool (a categorical row)
     expected: float | None
@@ -85,7 +91,7 @@ class Point:
     measured_se: float = 0.0
 
 
-def points(res) -> list[Point]:
+def points(res, swept: str = "x") -> list[Point]:
     """The entry's horizons (or the entry itself when it has none) as points."""
     if not res.horizons:
         return [Point(None, "", "", "", res.expected, res.observed, res.stderr or 0.0)]
@@ -101,7 +107,7 @@ def points(res) -> list[Point]:
             continue
         label = str(h.get("case", h.get("pooled", "")))
         text, _ = kit.split_part(label)
-        m = _HORIZON.search(text)
+        m = _horizon(swept).search(text)
         if m:
             rest = (text[: m.start()] + text[m.end():]).strip(" ,;")
             out.append(Point(float(m.group(2)), m.group(1), rest, text, **common))
@@ -110,11 +116,11 @@ def points(res) -> list[Point]:
     return out
 
 
-def _against_horizon(entries: list) -> bool:
+def _against_horizon(entries: list, swept: str) -> bool:
     """Whether every entry has two or more points on one common horizon axis."""
     axes = set()
     for r in entries:
-        pts = points(r)
+        pts = points(r, swept)
         if len(pts) < 2 or any(p.x is None for p in pts):
             return False
         axes.update(p.axis for p in pts)
@@ -134,8 +140,8 @@ class Curve:
     rhs: tuple = ()  # bound mode: the right-hand side at each x
 
 
-def _curves(item: kit.Labelled, mode: str) -> list[Curve]:
-    pts = points(item.res)
+def _curves(item: kit.Labelled, mode: str, swept: str) -> list[Curve]:
+    pts = points(item.res, swept)
     rests = list(dict.fromkeys(p.rest for p in pts))
     out = []
     for rest in rests:
@@ -150,15 +156,15 @@ def _curves(item: kit.Labelled, mode: str) -> list[Curve]:
     return out
 
 
-def _horizon_plans(entries: list, mode: str) -> list[tuple[str, list[Curve]]]:
+def _horizon_plans(entries: list, mode: str, swept: str) -> list[tuple[str, list[Curve]]]:
     labelled = kit.label_entries(entries, merge_singletons=mode != "estimates")
     per_curve = 2 if mode == "bound" else 1
     reserved = 0 if mode == "bound" else 1  # the zero line, or the tested formula
     room = kit.MAX_SERIES - reserved
-    groups = kit.panels_of(labelled, lambda i: per_curve * len(_curves(i, mode)), room)
+    groups = kit.panels_of(labelled, lambda i: per_curve * len(_curves(i, mode, swept)), room)
     out = []
     for title, items in groups:
-        curves = [c for item in items for c in _curves(item, mode)]
+        curves = [c for item in items for c in _curves(item, mode, swept)]
         # One entry with more cases than a panel holds is spread over several panels.
         runs = kit.chunk(curves, [per_curve] * len(curves), room)
         out += [(f"{title} ({k + 1}/{len(runs)})" if len(runs) > 1 else title, run) for k, run in enumerate(runs)]
@@ -211,19 +217,21 @@ def _title(mode: str, entries: list) -> str:
 
 
 def _build_horizons(run: RunResult, claim_id: str, mode: str, entries: list):
-    plans = _horizon_plans(entries, mode)
-    axis = points(entries[0])[0].axis
+    pack = pack_of(run)
+    plans = _horizon_plans(entries, mode, pack.swept)
+    axis = points(entries[0], pack.swept)[0].axis
+    swept_axis = axis == pack.swept
     with kit.style():
         fig, axes, grid = kit.panel_grid(
             len(plans), titles=[kit.wrap(t, 46) for t, _ in plans], legend_labels=[_legend(c, mode) for _, c in plans],
             ncols_max=2 if len(plans) <= 4 else 3,
-            title=f"{claim_id}: {_title(mode, entries)}, against {'σ0' if axis == 'sigma0' else 'the horizon'}\n"
+            title=f"{claim_id}: {_title(mode, entries)}, against {pack.swept_symbol if swept_axis else 'the horizon'}\n"
                   f"({kit.run_subtitle(run)})",
         )
         for ax, (_, curves) in zip(axes, plans):
             _draw_horizons(ax, curves, mode, dodge=mode != "estimates")
             order = _legend(curves, mode)
-            ax.set_xlabel("σ0" if axis == "sigma0" else f"horizon {axis} (tasks)", fontsize=9)
+            ax.set_xlabel(pack.swept_symbol if swept_axis else f"horizon {axis} (tasks)", fontsize=9)
             ax.set_ylabel({"margin": "margin Δ", "difference": "paired difference", "bound": "value",
                            "estimates": "estimate"}[mode] + " (mean, 99% band)", fontsize=9)
             kit.legend_below(ax, grid, order)
@@ -233,14 +241,14 @@ def _build_horizons(run: RunResult, claim_id: str, mode: str, entries: list):
 # --- one row per case -------------------------------------------------------------------------------------
 
 
-def _case_rows(entries: list, mode: str) -> list[tuple[str, list[kit.CaseRow]]]:
+def _case_rows(entries: list, mode: str, swept: str) -> list[tuple[str, list[kit.CaseRow]]]:
     """Panels of categorical rows: rounds apart from other margins, at most MAX_SERIES - 1 series each."""
     labelled = kit.label_entries(entries, merge_singletons=mode != "estimates")
     # One configuration: its name titles the panel instead of prefixing every row.
     common = labelled[0].panel if len({i.panel for i in labelled}) == 1 else None
     rows = []
     for item in labelled:
-        for p in points(item.res):
+        for p in points(item.res, swept):
             value, se = (p.measured, p.measured_se) if mode == "bound" else (p.observed, p.se)
             name = ", ".join(s for s in (None if common is not None else item.panel, p.text) if s) or item.series
             series = item.series if name != item.series else "estimate"
@@ -260,7 +268,7 @@ def _case_rows(entries: list, mode: str) -> list[tuple[str, list[kit.CaseRow]]]:
 
 
 def _build_cases(run: RunResult, claim_id: str, mode: str, entries: list):
-    plans = _case_rows(entries, mode)
+    plans = _case_rows(entries, mode, pack_of(run).swept)
     sizes = [kit.case_panel_size(rows) for _, rows in plans]
     left = max(s[0] for s in sizes)
     height = max(s[1] for s in sizes)
@@ -287,10 +295,10 @@ def _build_cases(run: RunResult, claim_id: str, mode: str, entries: list):
 # --- captions and specs -----------------------------------------------------------------------------------
 
 
-def caption(mode: str, entries: list) -> str:
-    horizon = _against_horizon(entries)
-    axis = points(entries[0])[0].axis if horizon else ""
-    against = ("against σ0 (log axis)" if axis == "sigma0" else "against the horizon") if horizon else "per case"
+def caption(mode: str, entries: list, swept: str = "x", symbol: str = "x") -> str:
+    horizon = _against_horizon(entries, swept)
+    axis = points(entries[0], swept)[0].axis if horizon else ""
+    against = (f"against {symbol} (log axis)" if axis == swept else "against the horizon") if horizon else "per case"
     formula = next((r.formula for r in entries if r.formula and "\\" not in r.formula), "")
     # The first entry's configuration tag (its pool) does not describe a figure of every pool.
     formula = _TAG.sub("", formula).strip()
@@ -307,7 +315,7 @@ def caption(mode: str, entries: list) -> str:
         text += " One marker per pool / configuration."
         if formula:
             text += f" Criterion: {formula.rstrip('.')}."
-        if not horizon and any(_ROUNDS.search(p.text) for r in entries for p in points(r)):
+        if not horizon and any(_ROUNDS.search(p.text) for r in entries for p in points(r, swept)):
             text += " Cases counted in rounds have their own panel."
         return text
     if mode == "difference":
@@ -325,7 +333,7 @@ def caption(mode: str, entries: list) -> str:
 def build(run: RunResult, claim_id: str, mode: str):
     """The ``mode`` figure of ``claim_id`` (drawn, not saved)."""
     entries = [r for r in run.results if r.id == claim_id and accepts(r) and kind(r) == mode]
-    if _against_horizon(entries):
+    if _against_horizon(entries, pack_of(run).swept):
         return _build_horizons(run, claim_id, mode, entries)
     return _build_cases(run, claim_id, mode, entries)
 
@@ -339,6 +347,8 @@ def specs(run: RunResult) -> list[kit.FigureSpec]:
         mode = kind(r)
         seen.add((r.id, mode))
         entries = [e for e in run.results if e.id == r.id and accepts(e) and kind(e) == mode]
-        out.append(kit.FigureSpec((r.id,), kit.file_name(r.id, mode), caption(mode, entries),
+        pack = pack_of(run)
+        out.append(kit.FigureSpec((r.id,), kit.file_name(r.id, mode), caption(mode, entries, pack.swept,
+                                                                               pack.swept_symbol),
                                   functools.partial(build, run, r.id, mode), i))
     return out

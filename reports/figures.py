@@ -8,9 +8,9 @@ simulating):
 * :mod:`reports.estimate_figures`: paired differences, margins of bounds and
   criteria, other estimates, against the horizon or per case
   (``fig_<claim>_<kind>.png``);
-* :mod:`reports.probability_figures`: probabilities per sigma0 with Wilson
+* :mod:`reports.probability_figures`: probabilities per value of the swept parameter with Wilson
   intervals (``fig_<claim>_probability.png``);
-* :mod:`reports.scaling_figures`: log-log scaling in sigma0
+* :mod:`reports.scaling_figures`: log-log scaling in the swept parameter
   (``fig_<claim>_scaling.png``);
 * the pack's own figures (``Pack.figures``: a document's figures reproduced).
 
@@ -61,7 +61,7 @@ def figure_index(run: RunResult) -> dict[str, list[tuple[str, str]]]:
     """{claim id: [(PNG file name relative to the report, caption), ...]} in the order of ``run.claims``.
 
     A claim's figures come in the order of their first entries in the results (a reproduced figure of the document
-    first); a figure shared by several claims (Figure 2's curves) is listed under each.
+    first); a figure shared by several claims (a reproduced figure's curves) is listed under each.
     """
     per_claim: dict[str, list[kit.FigureSpec]] = {}
     for spec in specs(run):

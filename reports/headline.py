@@ -129,8 +129,8 @@ def count_text(row: dict) -> str:
             f"[{_num(row['low'])}, {_num(row['high'])}]")
 
 
-def entry_evidence(res) -> str:
-    """The decisive number of one entry, in its own units."""
+def entry_evidence(res, pack: Pack | None = None) -> str:
+    """The decisive number of one entry, in its own units (``pack`` names the swept parameter's symbol)."""
     kind = res.evidence_type or "mean"
     where = _where(res)
     prefix = f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
@@ -151,13 +151,17 @@ def entry_evidence(res) -> str:
     if kind == "scaling":
         cfg = res.config
         interval = cfg.get("exponent_interval")
-        span = cfg.get("sigma0_range")
+        # The swept parameter's window, recorded as "<name>_range"; shown with the pack's symbol.
+        range_key = next((k for k in cfg if k.endswith("_range")), None)
+        span = cfg.get(range_key) if range_key else None
+        name = range_key[: -len("_range")] if range_key else ""
+        symbol = pack.swept_symbol if pack is not None and name == pack.swept else name
         text = f"fitted exponent {_num(res.observed)}"
         if interval:
             text += f" [{_num(interval[0])}, {_num(interval[1])}]"
         text += f" against {cfg.get('law', _num(res.expected))}"
         if span:
-            text += f" over σ0 in [{span[0]:.3g}, {span[1]:.3g}]"
+            text += f" over {symbol} in [{span[0]:.3g}, {span[1]:.3g}]"
         return prefix + text
     return prefix + f"measured {_num(res.observed)} ± {_num(res.stderr, 2)} against the formula's {_num(res.expected)}"
 
@@ -170,11 +174,11 @@ def _strength(res) -> tuple:
     return (one_reading, 0 if exact else 1, res.p_value if res.p_value is not None else 1.0)
 
 
-def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), order=None) -> str:
+def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack | None = None) -> str:
     """The line's evidence: counts and the entry that decides it.  Refutations are taken from the first of
-    ``patterns`` (the item's claims, most pertinent first) that has one, else in the document's order
-    (``order``: a sort key of claim ids, the pack's)."""
-    order = order or (lambda claim_id: ())
+    ``patterns`` (the item's claims, most pertinent first) that has one, else in the document's order (the
+    pack's)."""
+    order = pack.key if pack is not None else (lambda claim_id: ())
     statement = [r for r in entries if is_statement(r)] or list(entries)
     n = len(statement)
     if verdict == ABSENT:
@@ -187,23 +191,23 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), order=None) 
                      key=lambda r: (pertinence(r), order(r.id), _strength(r)))
     confirmed = [r for r in statement if r.verdict == "confirmed"]
     if verdict == FALLS:
-        return f"{len(refuted)} of {n} entries refuted; " + entry_evidence(refuted[0])
+        return f"{len(refuted)} of {n} entries refuted; " + entry_evidence(refuted[0], pack)
     if verdict == DEPENDS:
         held = [r for r in statement if r.verdict != "refuted" and reading(r) is not None
                 and reading(r) not in {reading(x) for x in refuted}]
-        text = f"refuted read as \"{reading(refuted[0])}\": " + entry_evidence(refuted[0])
+        text = f"refuted read as \"{reading(refuted[0])}\": " + entry_evidence(refuted[0], pack)
         if held:
             text += f"; read as \"{reading(held[0])}\": {held[0].verdict}"
         return text
     if verdict == STANDS:
-        return f"all {n} entries confirmed; " + entry_evidence(confirmed[0])
+        return f"all {n} entries confirmed; " + entry_evidence(confirmed[0], pack)
     if verdict == PARTLY:
         rest = [r for r in statement if r.verdict != "confirmed"]
         return (f"{len(confirmed)} of {n} entries confirmed, {len(rest)} {rest[0].verdict.replace('_', ' ')}; "
-                + entry_evidence(rest[0]))
+                + entry_evidence(rest[0], pack))
     if verdict == NOT_CHECKABLE:
-        return entry_evidence(statement[0])
-    return f"{n} entries, none decided; " + entry_evidence(statement[0])
+        return entry_evidence(statement[0], pack)
+    return f"{n} entries, none decided; " + entry_evidence(statement[0], pack)
 
 
 def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
@@ -213,7 +217,7 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     counts = {}
     for r in entries:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    return HeadlineRow(item, verdict, decisive(entries, verdict, item.claims, pack.key), ids,
+    return HeadlineRow(item, verdict, decisive(entries, verdict, item.claims, pack), ids,
                        tuple(sorted(counts.items())))
 
 
@@ -223,7 +227,7 @@ def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
     chain = pack.chain
     per_member: dict[str, list[str]] = {}
     for member in chain.claims:
-        # a member's statement, not the separately registered steps of its proof (lemma11.step1, ...)
+        # a member's statement, not the separately registered steps of its proof (``<id>.step1``, ...)
         entries = [r for r in run.results if matches(r.id, (member,)) and ".step" not in r.id]
         if entries:
             per_member.setdefault(summarize(entries), []).append(member)
@@ -280,7 +284,7 @@ def open_rows(run: RunResult) -> list[OpenRow]:
                           if any(r.verdict == v for r in statement))
         answer = ANSWERS[verdict] + (f" ({tally} of {len(statement)} cases)" if statement else "")
         out.append(OpenRow(claim["id"], claim.get("summary", ""), claim.get("statement", ""), verdict,
-                           answer, decisive(entries, verdict, order=pack.key)))
+                           answer, decisive(entries, verdict, pack=pack)))
     return out
 
 

@@ -85,11 +85,11 @@ EVIDENCE_TABLES = {
                   "min detectable Δ |",
                   lambda r: f"{_cell(r.formula) or 'Δ > 0'} | {num(r.observed)} ± {num(r.stderr, 2)}"
                             + _least_margin_note(r)),
-    "proportion": ("Probabilities (counts of an event; the smallest sigma0 shown)",
+    "proportion": ("Probabilities (counts of an event; the smallest {x} shown)",
                    "| claim | form | features / part | verdict | claimed | count, probability (99% Wilson interval) | p | "
                    "false-fail rate | resolved to ± |",
                    lambda r: f"{_cell(r.config.get('null', num(r.expected)))} | {_count_cell(r)}"),
-    "scaling": ("Scaling laws in sigma0 (fitted exponent with its bootstrap standard error)",
+    "scaling": ("Scaling laws in {x} (fitted exponent with its bootstrap standard error)",
                 "| claim | form | features / part | verdict | law | fitted exponent ± s.e. | p | false-fail rate | "
                 "tolerance |",
                 lambda r: f"{r.config.get('law', '—')} | {num(r.observed, 3)} ± {num(r.stderr, 2)}"),
@@ -104,7 +104,7 @@ def _evidence_tables(add, run: RunResult) -> None:
         rows = by_type.get(kind, [])
         if not rows:
             continue
-        add(f"### {title}")
+        add(f"### {title.format(x=pack_of(run).swept)}")
         add("")
         add(header)
         add("|" + "---|" * header.count(" | ") + "---|")
@@ -123,13 +123,13 @@ def _evidence_tables(add, run: RunResult) -> None:
         add("")
 
 
-def _figure_list(figures, claim_id: str, kind: str) -> list[tuple[str, str]]:
+def _figure_list(figures, claim_id: str, kind: str, swept: str = "x") -> list[tuple[str, str]]:
     """A claim's figures as (path, caption); a bare path gets the caption of its kind."""
     value = (figures or {}).get(claim_id)
     if not value:
         return []
     if isinstance(value, str):
-        caption = ("measured quantity against sigma0 on log-log axes, with the fitted slope (solid) and the claimed "
+        caption = (f"measured quantity against {swept} on log-log axes, with the fitted slope (solid) and the claimed "
                    "slope (dashed)" if kind == "scaling" else
                    "each form's formula against the Monte Carlo mean with its 99% band")
         return [(value, caption)]
@@ -310,7 +310,7 @@ def render(run: RunResult, figures: dict | None = None) -> str:
                 "error control, with the effect size reported either way.")
             add("")
         _claim_section(add, claim, [r for r in run.results if r.id == claim_id],
-                       _figure_list(figures, claim_id, claim["kind"]))
+                       _figure_list(figures, claim_id, claim["kind"], pack.swept))
     _slips_section(add, run)
     add('<a id="interpretations"></a>')
     add("")
@@ -412,21 +412,23 @@ def _scaling_section(add, run: RunResult) -> None:
     rows = [r for r in run.results if r.kind == "scaling" and r.config.get("exponent_interval")]
     if not rows:
         return
+    x = pack_of(run).swept
     add("## Scaling fits")
     add("")
-    add("Exponent of sigma0 fitted by least squares on log-log axes, with its 99% bootstrap interval (replicates "
-        "resampled within each sigma0); local exponents over the three largest and the three smallest sigma0 show "
+    add(f"Exponent of {x} fitted by least squares on log-log axes, with its 99% bootstrap interval (replicates "
+        f"resampled within each {x}); local exponents over the three largest and the three smallest {x} show "
         "whether the sweep has reached the asymptotic regime (a bend toward the claim withdraws a refutation). Every "
-        "budget sweeps the same sigma0 range; budgets differ in replicates per sigma0.")
+        f"budget sweeps the same {x} range; budgets differ in replicates per {x}.")
     add("")
-    add("| claim | entry | law | claimed k | fitted k [99% interval] | local k (large → small sigma0) | constant C | sigma0 range | verdict |")
+    add(f"| claim | entry | law | claimed k | fitted k [99% interval] | local k (large → small {x}) | constant C | "
+        f"{x} range | verdict |")
     add("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         cfg = r.config
         low, high = cfg["exponent_interval"]
         local = cfg.get("local_exponents")
         local_text = f"{local[0]:.2f} → {local[1]:.2f}" if local else "—"
-        span = cfg.get("sigma0_range")
+        span = cfg.get(f"{x}_range")
         span_text = f"[{span[0]:.3g}, {span[1]:.3g}]" if span else "—"
         add(f"| `{r.id}` | {cfg.get('part', '—')} | {cfg.get('law', '—')} | {num(r.expected, 3)} | "
             f"{num(r.observed, 3)} [{num(low, 3)}, {num(high, 3)}] | {local_text} | {num(cfg.get('fitted_constant'), 3)} | "

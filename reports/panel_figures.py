@@ -170,7 +170,7 @@ def legend_below(ax, grid: Grid, order: list[str] | None = None) -> None:
 def log_axis(ax, which: str = "x", ticks: list[float] | None = None) -> None:
     """Log scale with plain decimal tick labels (see the module docstring for why not mathtext) at 1, 2 and 5
     times powers of ten (powers of ten only over more than two decades), or at ``ticks`` (the horizons or
-    sigma0 drawn) on the x axis when there are few.
+    swept values drawn) on the x axis when there are few.
     No minor ticks: they cost more to draw than the rest of a panel and carry no label."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
@@ -216,7 +216,7 @@ _SERIES_TOKEN = re.compile(r"(?:,\s*|\s+|^)\b(pool \d+|c = \d+(?:\.\d+)?)(?![\w.
 
 
 def split_part(part: str | None) -> tuple[str, str]:
-    """("Figure 2 configuration, M = 10", "pool 0") from "Figure 2 configuration, M = 10, pool 0"."""
+    """("own configuration, M = 10", "pool 0") from "own configuration, M = 10, pool 0"."""
     text = part or ""
     tokens = [m.group(1) for m in _SERIES_TOKEN.finditer(text)]
     rest = _SERIES_TOKEN.sub("", text).strip(" ,;")

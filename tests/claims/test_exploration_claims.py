@@ -186,7 +186,7 @@ def test_probability_entry_tests_the_smallest_sigma0_against_the_calibration():
         C = np.quantile(picks[0], sweep.CALIBRATION)
         k = int(np.sum(picks[-1] <= C))
         (row,) = ev.rows
-        assert (row.sigma0, row.successes, row.trials) == (sweep.SIGMA0[-1], k, n)
+        assert (row.x, row.successes, row.trials) == (sweep.SIGMA0[-1], k, n)
         assert ev.p_value == pytest.approx(sps.binomtest(k, n, sweep.CALIBRATION, alternative="less").pvalue)
         assert [r["successes"] for r in ev.config["trend"]] == [int(np.sum(p <= C)) for p in picks]
         verdicts.append(decide.decide_entry(ev, 1e-3).verdict)
@@ -245,7 +245,7 @@ def test_one_minus_o1_sign_entry_is_vanishing_evidence_with_the_bootstrap_failur
     assert ev.config["reading"] == lemma7.ONE_MINUS_O1 and ev.config["part"].startswith(lemma7.VANISHING_PREFIX)
     assert ev.config["part"].endswith("(sigma_t = sigma0 / 4)")
     # Rows: right-sign rounds of all rounds, largest sigma0 first.
-    assert [(r.sigma0, r.successes, r.trials) for r in ev.rows] == [
+    assert [(r.x, r.successes, r.trials) for r in ev.rows] == [
         (s0, 20_000 - round(2 * s0 * 20_000), 20_000) for s0 in sweep.SIGMA0]
     assert ev.config["wrong"] == sum(c["wrong"] for c in counts) and ev.config["rounds"] == 100_000
     # The failure exponent is the least-squares slope of log((failures + 1/2) / (trials + 1)) on log sigma0.

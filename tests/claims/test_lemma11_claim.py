@@ -71,7 +71,7 @@ def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     for r in sim:
         assert isinstance(r, ProportionEvidence) and (r.claim, r.bound) == ("at_least", bound)
         # 30 replicates shared by the sweep design's pools (2 at smoke): 15 each, 30 per sigma0.
-        assert [row.sigma0 for row in r.rows] == [0.4, 0.05] and all(row.trials == 30 for row in r.rows)
+        assert [row.x for row in r.rows] == [0.4, 0.05] and all(row.trials == 30 for row in r.rows)
         tails = [stats.binom_cdf(row.successes, row.trials, bound) for row in r.rows]
         assert abs(r.p_value - min(1.0, 2 * min(tails))) < 1e-9
     step1 = mod.measure_step1(ctx)

@@ -71,7 +71,7 @@ def test_cor1_entries_on_a_tiny_sweep(monkeypatch):
     evidence = [e for e in out if str(e.config["part"]).startswith("measured")]
     assert len(evidence) == len(cor1.CONSTANTS)
     assert all(isinstance(e, ScalingEvidence) and (e.law, e.exponent) == ("O", 2.75) for e in evidence)
-    assert all(e.fit.sigma0 == (0.4, 0.1, 0.025) and e.fit.stderr > 0 for e in evidence)
+    assert all(e.fit.x == (0.4, 0.1, 0.025) and e.fit.stderr > 0 for e in evidence)
     decided = decide_claims([out], 1e-3)[0]
     parts = {r.config["part"]: r for r in decided}
     assert parts["from printed Lemma 2"].verdict == "confirmed"

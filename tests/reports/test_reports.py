@@ -163,8 +163,9 @@ def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
 
     sigma0 = [0.4, 0.2, 0.1, 0.05, 0.025]
     rng = np.random.default_rng(0)
+    # The default pack sweeps sigma0: the fit names it so, and the table reads the range under that name.
     fit = fit_exponent(sigma0, [2 * s**0.75 * rng.lognormal(0, 0.05, 200) for s in sigma0], np.random.default_rng(1),
-                       resamples=200)
+                       resamples=200, parameter="sigma0")
     verdict, reason = decide_scaling(fit, "Theta", 0.75)
     res = ClaimResult(id="demo", source="-", kind="scaling", form="stated", verdict=verdict, expected=0.75,
                       observed=fit.exponent, stderr=0.01, p_value=None, false_fail_rate=0.01, min_detectable=0.1,

@@ -244,3 +244,62 @@ def test_running_from_the_checkout_imports_the_installed_package():
     assert not (ROOT / "moecl_verify").exists()
     code = "import moecl_verify.numeric.moe, moecl_verify.cli, moecl_verify.reports.diff"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
+
+
+# --- the machinery knows no pack ----------------------------------------------------------------------------
+
+MACHINERY = ("checks", "reports")  # and the application, moecl_verify's own modules
+
+
+def _machinery_modules() -> dict[str, Path]:
+    return {m: p for m, p in MODULES.items() if _layer(m) <= len(LAYER_ORDER) and not m.startswith(f"{P}.theory")
+            and not m.startswith(f"{P}.numeric")}
+
+
+def test_the_machinery_imports_no_pack():
+    """checks, reports and the command line find packs through entry points only: no import of one,
+    not even inside a function."""
+    bad = sorted(f"{m} -> {t}" for m in _machinery_modules() for t in GRAPH[m] if _layer(t) > len(LAYER_ORDER))
+    assert bad == []
+
+
+def _pack_words() -> re.Pattern:
+    """What a pack's document is made of, that must not appear in the machinery: every installed pack's title,
+    claim ids and the id groups that carry a number (``lemma3``, ``fig2``, not ``open``), its swept parameter,
+    and the document's own vocabulary of numbered results and data sets."""
+    from moecl_verify.checks import pack as packs
+    from moecl_verify.checks.registry import all_claims
+
+    words: set[str] = set()
+    literal: set[str] = set()
+    for pack in packs.installed().values():
+        ids = {c.id for c in all_claims(pack)}
+        words |= ids | {i.split(".")[0] for i in ids if re.search(r"\d", i.split(".")[0])}
+        literal |= {pack.title}
+        if pack.swept != "x":
+            literal |= {pack.swept, pack.swept_symbol}
+    alternatives = [rf"(?<![\w.]){re.escape(w)}(?![\w])" for w in sorted(words, key=len, reverse=True)]
+    alternatives += [re.escape(w) for w in sorted(literal, key=len, reverse=True)]
+    alternatives += [r"\bmnist\b", r"\b(Figure|Theorem|Lemma|Proposition|Corollary|Algorithm) \d", r"\beq\. \(\d"]
+    return re.compile("|".join(alternatives), re.I)
+
+
+def test_the_machinery_names_nothing_of_a_pack():
+    """No title, claim id, swept parameter, data set or numbered result of any installed pack in checks,
+    reports or the application, in code, strings, comments or docstrings: a new document never edits them."""
+    pattern = _pack_words()
+    found = []
+    for module, path in sorted(_machinery_modules().items()):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{path.name}:{number}: {m.group(0)!r}" for m in pattern.finditer(line)]
+    assert found == []
+
+
+def test_the_pack_word_check_would_catch_a_claim_id():
+    """The check above is not vacuous: the default pack's words are in its pattern."""
+    pattern = _pack_words()
+    from moecl_verify.checks import pack as packs
+    from moecl_verify.checks.registry import all_claims
+
+    first = all_claims(packs.default())[0].id
+    assert pattern.search(f"see {first} here") and pattern.search(packs.default().title)

@@ -28,7 +28,8 @@ def fit_exponent_batched(sigma0: list[float], samples: list[np.ndarray], rng: np
     :func:`packs.moe_cl.experiments.exploration_sweep.simulate` returns them."""
     by_pool = [split_pools(sample, budget) for sample in samples]
     per_pool = [[parts[k] for parts in by_pool] for k in range(len(by_pool[0]))]
-    return fit_exponent_pools(sigma0, per_pool, rng, level=level, resamples=resamples, quantile=q)
+    return fit_exponent_pools(sigma0, per_pool, rng, level=level, resamples=resamples, quantile=q,
+                              parameter="sigma0")
 
 
 def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str, k: float, samples: list[np.ndarray],

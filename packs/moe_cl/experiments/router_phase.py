@@ -266,7 +266,7 @@ def _log_failure(failures: np.ndarray, trials: np.ndarray) -> np.ndarray:
 
 def failure_slope(rows: list[ProportionRow], rng: np.random.Generator, resamples: int = 2000) -> tuple[float, float]:
     """Slope of log q against log sigma0 (q the failure probability) and its parametric-bootstrap standard error."""
-    x = np.log([r.sigma0 for r in rows])
+    x = np.log([r.x for r in rows])
     trials = np.array([r.trials for r in rows], dtype=float)
     failures = np.array([r.trials - r.successes for r in rows], dtype=float)
     A = np.vstack([x, np.ones_like(x)]).T
@@ -297,7 +297,7 @@ def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: fl
     an exact ``inconclusive`` (nothing to test)."""
     config = {"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
               "seed": ctx.seed, **(extra or {})}
-    rows = sorted((r for r in rows if r.trials > 0), key=lambda r: -r.sigma0)
+    rows = sorted((r for r in rows if r.trials > 0), key=lambda r: -r.x)
     if not rows:
         raise ValueError(f"{claim_id} {part}: no replicate could be tested at any sigma0")
     if len(rows) < 3:
@@ -307,6 +307,7 @@ def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: fl
                                                                               if k != "features"})
     slope = failure_slope(rows, generator_for(ctx.seed, claim_id, "probability", part, str(c)))
     return ProportionEvidence(
+        parameter="sigma0",
         claim_id=claim_id, source=source, kind="probability", config=config, formula=formula,
         what=f"{what} (hidden constant c = {c:g})", rows=tuple(rows), claim="vanishing", failure_slope=slope,
         note=note)
@@ -320,7 +321,8 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
     by_pool = [split_pools(np.asarray(x, dtype=float), ctx.budget.name) for x in samples]
     per_pool = [[parts[p] for parts in by_pool] for p in range(len(by_pool[0]))]
     # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
-    fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)))
+    fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)),
+        parameter="sigma0")
     used = [int(np.isfinite(np.asarray(x, dtype=float)).sum()) for x in samples]
     return ScalingEvidence(
         claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,

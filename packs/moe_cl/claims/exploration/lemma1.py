@@ -71,16 +71,17 @@ def probability_entry(ctx: Context, reading: str, c: float, picks: list[np.ndarr
     error control (:mod:`moecl_verify.checks.decide`); the whole trend is recorded beside it."""
     C = float(np.quantile(picks[0], CALIBRATION))
     rows = [ProportionRow(s0, int(np.sum(p <= C)), int(p.size)) for s0, p in zip(SIGMA0, picks)]
-    smallest = min(rows, key=lambda r: r.sigma0)
-    trend = ", ".join(f"{r.sigma0:g}: {r.successes}/{r.trials} = {r.probability:.3f} "
+    smallest = min(rows, key=lambda r: r.x)
+    trend = ", ".join(f"{r.x:g}: {r.successes}/{r.trials} = {r.probability:.3f} "
                       f"[{r.interval()[0]:.3f}, {r.interval()[1]:.3f}]" for r in rows)
     part = f"{_prob_part(reading)}, c = {c:g}"
     return ProportionEvidence(
+        parameter="sigma0",
         claim_id="lemma1", source=L1_SOURCE, kind="probability", form="stated",
         claim="at_least", bound=CALIBRATION, rows=(smallest,),
         config={"features": BASE["features"], "part": part, "hidden_constant": c, "sigma_t": READINGS[reading],
                 "C": C, "calibration_sigma0": SIGMA0[0], "calibration_level": CALIBRATION,
-                "trend": [r.as_dict() for r in rows], "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
+                "trend": [r.as_dict("sigma0") for r in rows], "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
         what=f"{part}: C = {C:.3g} (the {CALIBRATION:.0%} quantile of gap / sigma0^1.5 at sigma0 = {SIGMA0[0]}); "
         f"one (round, expert) per replicate; at the smallest sigma0",
         note=f"By sigma0 (99% Wilson; {CALIBRATION} at sigma0 = {SIGMA0[0]} by the choice of C): {trend}. "

@@ -66,7 +66,8 @@ def measure(ctx: Context) -> list[ScalingEvidence]:
     for c in CONSTANTS:
         by_sigma0 = [_theta_max(ctx, s0, c) for s0 in SIGMA0]
         samples = [[pools[p] for pools in by_sigma0] for p in range(len(by_sigma0[0]))]
-        fit = fit_exponent_pools(list(SIGMA0), samples, generator_for(ctx.seed, "lemma6", "bootstrap", str(c)))
+        fit = fit_exponent_pools(list(SIGMA0), samples, generator_for(ctx.seed, "lemma6", "bootstrap", str(c)),
+            parameter="sigma0")
         out.append(
             ScalingEvidence(
                 claim_id="lemma6",

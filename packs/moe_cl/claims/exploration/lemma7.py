@@ -125,6 +125,7 @@ def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -
     k_all, n_all = sum(r.successes for r in rows), sum(r.trials for r in rows)
     lo, hi = stats.wilson(k_all, n_all, 0.99)
     return ProportionEvidence(
+        parameter="sigma0",
         claim_id="lemma7", source=L7_SOURCE, kind="bound", form="stated", claim="at_most", bound=0.0, rows=tuple(rows),
         config={"features": BASE["features"], "part": part, "reading": EVERY_ROUND, "sigma_t": READINGS[reading],
                 "wrong": k_all, "rounds": n_all, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
@@ -223,7 +224,7 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
     part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})" + (
         "" if pool is None else ", constructed pool" if pool == CONSTRUCTED else f", pool {pool}")
     rows = sorted((ProportionRow(c["sigma0"], c["rounds"] - c["wrong"], c["rounds"]) for c in counts),
-                  key=lambda r: -r.sigma0)
+                  key=lambda r: -r.x)
     slope = failure_slope(rows, generator_for(ctx.seed, "lemma7", "probability", part))
     per_replicate = [{"sigma0": c["sigma0"], "replicates": c["replicates"],
                       "all_rounds_right": c["replicates"] - c["replicates_wrong"]} for c in counts]
@@ -249,6 +250,7 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
         note += (" A non-routed expert's step is pi_m / (1 - pi_mt) times the routed one's with the opposite sign "
                  "(Lemma 4's zero sum), so it fails in the same rounds as the routed expert's.")
     return ProportionEvidence(
+        parameter="sigma0",
         claim_id="lemma7", source=L7_SOURCE, kind="probability", form="stated", claim="vanishing", rows=tuple(rows),
         failure_slope=slope, unit="rounds",
         config={"features": BASE["features"], "part": part, "reading": ONE_MINUS_O1, "sigma_t": READINGS["scaled"],

@@ -221,7 +221,7 @@ def measure_cor1(ctx: Context) -> list:
                 + note, formula, **{k: v for k, v in config.items() if k != "features"}))
             continue
         fit = fit_exponent_pools(list(SIGMA0), samples, generator_for(ctx.seed, "cor1", "bootstrap", str(c)),
-                                 resamples=BOOTSTRAP)
+                                 resamples=BOOTSTRAP, parameter="sigma0")
         out.append(ScalingEvidence(
             claim_id="cor1", source=COR_SOURCE + " (measured under Algorithm 1)", config=config, formula=formula,
             what=what, fit=fit, law="O", exponent=2.75, tolerance=0.1,

@@ -276,6 +276,7 @@ def measure_statement(ctx: Context) -> list:
                 rows.append(ProportionRow(s0, int((_counts(S, N) >= 1).all(axis=1).sum()), R))
             ks = [r.probability for r in rows]
             out.append(ProportionEvidence(
+                parameter="sigma0",
                 claim_id="lemma11", source=SOURCE + " (Algorithm 1's expert sets)", kind="probability",
                 config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed,
@@ -348,6 +349,7 @@ def measure_step2(ctx: Context) -> list:
                 cells.append(f"sigma0 = {s0:g}: {'/'.join(emp)} (independent experts with the measured marginals: "
                              f"{'/'.join(ind)})")
             out.append(ProportionEvidence(
+                parameter="sigma0",
                 claim_id="lemma11.step2", source=SOURCE + ", step 2 (Algorithm 1's sets)", kind="probability",
                 config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed},

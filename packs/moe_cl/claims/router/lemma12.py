@@ -318,7 +318,7 @@ def measure_lemma12(ctx: Context) -> list:
                 out.append(res)
                 continue
             fit = fit_exponent_pools(list(SIGMA0), samples, generator_for(ctx.seed, "lemma12", what, str(c)),
-                                     resamples=BOOTSTRAP)
+                                     resamples=BOOTSTRAP, parameter="sigma0")
             config["means"] = [{"sigma0": s, "mean": m} for s, m in zip(SIGMA0, fit.means)]
             design = DESIGN_NOTE.format(pools=fit.pools, seed=POOL_SEED)
             out.append(ScalingEvidence(

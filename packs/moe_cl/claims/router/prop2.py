@@ -64,7 +64,8 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
     ``samples[p][j]``: pool p's per-replicate gaps at the j-th sigma0 (NaN where a gap is undefined, e.g. no
     set with two experts), paired across sigma0 by the sweep's common random numbers."""
     sweep = SWEEPS[ctx.budget.name]
-    fit = fit_exponent_pools(list(sweep), samples, generator_for(ctx.seed, "prop2", "bootstrap", part, str(c)))
+    fit = fit_exponent_pools(list(sweep), samples, generator_for(ctx.seed, "prop2", "bootstrap", part, str(c)),
+        parameter="sigma0")
     rounds = [measure_at(ctx, s0, which, c)["T"] for s0 in sweep]
     used = [int(sum(np.isfinite(pool[j]).sum() for pool in samples)) for j in range(len(sweep))]
     return ScalingEvidence(

@@ -1,0 +1,97 @@
+"""A second document plugs in without touching the machinery: the toy pack (tests/packs/toy, outside the
+moecl_verify package) is found by its entry point and runs through the whole pipeline, reports included.
+
+The expected verdicts come from the mathematics, not from the tool: for X ~ Uniform(0, 1), Var(X) = 1/12 =
+E[X^2] - (E[X])^2 = 1/3 - 1/4, while E[X^2] + (E[X])^2 = 7/12.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.app
+
+
+def _cli(toy_path: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": toy_path, "MOECL_CACHE_DIR": str(cwd / "cache")}
+    return subprocess.run([sys.executable, "-m", "moecl_verify", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=600)
+
+
+def test_the_toy_pack_is_discovered_beside_the_default(toy_installed):
+    from moecl_verify.checks import pack as packs
+    from moecl_verify.checks.registry import all_claims
+
+    installed = packs.installed()
+    assert {"toy", "moe-cl"} <= set(installed)
+    assert packs.default().name == "moe-cl"  # the toy pack does not declare itself the default
+    assert [c.id for c in all_claims("toy")] == ["var.false", "var.true"]
+    # Claims are the pack's own: the default pack's registry does not see them, nor the reverse.
+    assert not {"var.false", "var.true"} & {c.id for c in all_claims()}
+
+
+def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path, tmp_path):
+    listing = _cli(toy_path, "packs", cwd=tmp_path)
+    assert listing.returncode == 0 and "toy" in listing.stdout and "moe-cl" in listing.stdout
+    claims = _cli(toy_path, "list", "--pack", "toy", cwd=tmp_path)
+    assert claims.returncode == 0 and claims.stdout.split()[0] == "var.false"
+
+    out = tmp_path / "out"
+    done = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
+                "--format", "json,md,html,junit,headline", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["meta"]["pack"] == "toy" and doc["paper"] == "A textbook identity: the variance of a uniform variable"
+    verdicts = {(r["id"], r["evidence_type"]): r["verdict"] for r in doc["results"]}
+    assert verdicts == {("var.true", "exact"): "confirmed", ("var.true", "mean"): "confirmed",
+                        ("var.false", "exact"): "refuted", ("var.false", "mean"): "refuted"}
+    assert [s["id"] for s in doc["slips"]] == ["var.false.sign"]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert report.startswith("# moecl-verify report: *A textbook identity: the variance of a uniform variable*")
+    assert "## Claims, in the textbook's order" in report and "paper" not in report.lower()
+    row = next(line for line in report.splitlines() if line.startswith("| **The variance identity**"))
+    assert "**stands**" in row
+    assert "var.false.sign" in report and (out / "report.html").is_file()
+    junit = (out / "results.junit.xml").read_text(encoding="utf-8")
+    assert 'tests="4"' in junit and 'failures="2"' in junit
+    assert "The variance identity" in (out / "headline.csv").read_text(encoding="utf-8")
+
+    strict = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
+                  "--format", "json", "--strict", cwd=tmp_path)
+    assert strict.returncode == 1  # var.false is refuted
+    same = _cli(toy_path, "diff", str(out), str(out), "--pack", "toy", "--strict", cwd=tmp_path)
+    assert same.returncode == 0 and "same findings" in same.stdout
+    other = _cli(toy_path, "diff", str(out), str(out), "--pack", "moe-cl", cwd=tmp_path)
+    assert other.returncode == 2 and "of pack toy, not moe-cl" in other.stderr
+    rendered = _cli(toy_path, "report", "--from", str(out / "results.json"), "--out", str(tmp_path / "again"),
+                    "--format", "md", "--quiet", cwd=tmp_path)
+    assert rendered.returncode == 0 and (tmp_path / "again" / "report.md").read_text(encoding="utf-8") == report
+
+
+def test_an_unknown_pack_is_one_line_and_exit_2(toy_path, tmp_path):
+    done = _cli(toy_path, "run", "--pack", "tyo", "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "moecl-verify: error: --pack: no pack 'tyo'; did you mean toy? (installed: moe-cl, toy; moecl-verify packs)"]
+    option = _cli(toy_path, "run", "--pack", "toy", "--mnist", str(tmp_path), "--out", str(tmp_path / "o"),
+                  cwd=tmp_path)
+    assert option.returncode == 2 and "--mnist belongs to pack moe-cl, not toy" in option.stderr
+
+
+@pytest.mark.heavy
+def test_the_toy_packs_notebook_reruns_its_claims(toy_path, tmp_path):
+    out = tmp_path / "out"
+    done = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
+                "--format", "json,ipynb", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    import nbformat
+
+    nb = nbformat.read(out / "report.ipynb", as_version=4)
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert outputs.count("verdicts as recorded in results.json: True") == 2

@@ -1,0 +1,1 @@
+"""The toy pack's claims: ``var.true`` (the identity) and ``var.false`` (its sign slip)."""
