@@ -11,7 +11,8 @@ import pytest
 from scipy import stats
 
 from moecl_verify.packs.moe_cl.claims.figures import fig3
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.packs.moe_cl.experiments import fig3_runs
 from moecl_verify.checks.model import ClaimResult, Measurement
@@ -70,7 +71,7 @@ def test_without_the_dnn_extra_every_entry_is_not_checkable_and_says_how_to_inst
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     assert fig3_runs.missing_libraries(ctx) == ["jax", "scikit-learn"]
     for claim_id in IDS:
         entries = MEASURES[claim_id](ctx)
@@ -92,7 +93,7 @@ def test_with_mnist_files_only_jax_is_needed(monkeypatch, tmp_path):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
-    ctx = Context(budget=BUDGETS["smoke"], seed=0, options={"mnist_dir": str(tmp_path)})
+    ctx = context_for(PACK, "smoke", 0, {"mnist_dir": str(tmp_path)})
     assert fig3_runs.missing_libraries(ctx) == ["jax"]
 
 
@@ -107,7 +108,7 @@ def tiny():
     mp.setattr(fig3_runs, "TEST_SIZE", {"digits": 20, "mnist": 20})
     mp.setattr(fig3_runs, "REPLICATES", {"smoke": 2, "standard": 2, "full": 2})
     mp.setattr(fig3_runs, "CHECK_REPLICATES", {"smoke": 2, "standard": 2, "full": 2})
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     measured = {claim_id: MEASURES[claim_id](ctx) for claim_id in IDS}
     yield ctx, measured
     mp.undo()
@@ -221,7 +222,7 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
     for name, n in (("train", 40), ("t10k", 20)):
         (tmp_path / f"{name}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, size=(n, 28, 28))))
         (tmp_path / f"{name}-labels-idx1-ubyte.gz").write_bytes(_idx(np.arange(n) % 10))
-    ctx = Context(budget=BUDGETS["smoke"], seed=0, options={"mnist_dir": str(tmp_path)})
+    ctx = context_for(PACK, "smoke", 0, {"mnist_dir": str(tmp_path)})
     data = fig3_runs.data(ctx)
     assert data.name.startswith("MNIST IDX files from") and data.d == 14 and data.train_x.shape == (40, 14, 14)
     assert fig3_runs.setting(ctx, "split")["data"] == data.name
@@ -234,7 +235,7 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", no_sklearn)
     assert "scikit-learn" not in fig3_runs.missing_libraries(ctx)
-    assert "scikit-learn" in fig3_runs.missing_libraries(Context(budget=BUDGETS["smoke"], seed=0))
+    assert "scikit-learn" in fig3_runs.missing_libraries(context_for(PACK, "smoke", 0))
 
 
 def test_the_drawer_shows_every_definition_metric_and_termination_with_the_single_network(tiny, tmp_path):

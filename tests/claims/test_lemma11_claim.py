@@ -6,7 +6,8 @@ from fractions import Fraction as F
 
 import moecl_verify.packs.moe_cl.claims.router.lemma11 as mod
 from moecl_verify.checks import runner, stats
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.evidence import ProportionEvidence
 
 
@@ -58,7 +59,7 @@ def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     monkeypatch.setattr(mod, "SIM_MS", (6,))
     monkeypatch.setitem(mod.REPLICATES, "smoke", 30)
     monkeypatch.setitem(mod.NS, "smoke", (2, 3, 4))
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     out = mod.measure_statement(ctx)
     parts = {r.config["part"]: r for r in out}
     assert parts["uniform model"].verdict == "confirmed"

@@ -8,7 +8,8 @@ import moecl_verify.packs.moe_cl.claims.router.cor1 as cor1
 import moecl_verify.packs.moe_cl.claims.router.lemma2 as lemma2
 import moecl_verify.packs.moe_cl.experiments.smooth_router as smooth_router
 from moecl_verify.checks import runner
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.checks.evidence import ScalingEvidence
 
@@ -66,7 +67,7 @@ def test_cor1_entries_on_a_tiny_sweep(monkeypatch):
     monkeypatch.setitem(cor1.COR_REPLICATES, "smoke", 6)
     monkeypatch.setattr(cor1, "COR_PAIRS", 1)
     monkeypatch.setattr(cor1, "BOOTSTRAP", 100)
-    out = cor1.measure_cor1(Context(budget=BUDGETS["smoke"], seed=0))
+    out = cor1.measure_cor1(context_for(PACK, "smoke", 0))
     # The measured entries are evidence (a fitted exponent against O(sigma0^2.75)), decided by the run.
     evidence = [e for e in out if str(e.config["part"]).startswith("measured")]
     assert len(evidence) == len(cor1.CONSTANTS)

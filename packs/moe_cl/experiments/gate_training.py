@@ -72,11 +72,11 @@ def measure_at(ctx: Context, sigma0: float, which: str, c: float) -> dict:
         power = 0.25 if which == "t1" else 0.75
         T = int(math.ceil(BASE["M"] / (eta * sigma0**power)))
         per_pool = []
-        for k in sweep_pools(ctx.budget.name):
+        for k in sweep_pools(ctx.sizes):
             pool = sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
             # Keyed without sigma0 and without the horizon: the t1 run is the first t1 rounds of the t2 run,
             # and every sigma0 replays the same draws.
-            run = simulate_moe(pool, cfg, R=replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name), T=T,
+            run = simulate_moe(pool, cfg, R=replicates_per_pool(REPLICATES[ctx.budget.name], ctx.sizes), T=T,
                                s=BASE["s"], features=BASE["features"], sigma_t=BASE["sigma_t"], seed=ctx.seed,
                                key=replicate_key("prop2", str(c), pool=k), chunk_size=SWEEP_CHUNK,
                                progress=lambda done, total: ctx.progress(

@@ -31,6 +31,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
+from moecl_verify.packs.moe_cl.budgets import BUDGETS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
 from moecl_verify.checks.stats import MeanTest
@@ -386,7 +387,7 @@ def simulate(ctx: Context, question: str, variants: tuple[Variant, ...]) -> dict
         plan, chunks = [], []
         for regime in REGIMES.values():
             edges = bin_edges(regime.T)
-            for k in pool_indices(ctx.budget.name):
+            for k in pool_indices(ctx.sizes):
                 pool = regime.pool(k)
                 size = bounded_chunk_size(regime.T, regime.d, regime.s, cap=100)
                 for v in variants:
@@ -619,6 +620,7 @@ def regime_notes() -> str:
     """Where the open questions' runs are measured: both regimes, the pools."""
     return ("Two regimes, reported apart (interpretation open.regimes): the paper's Figure 2 hyperparameters, "
             "where the gate does not specialize, and a regime where it does, chosen by a documented search "
-            "(open.regime_search). Measured on task pools " + ", ".join(str(k) for k in pool_indices("standard"))
-            + f" (pool seed {POOL_SEED}; " + ", ".join(str(k) for k in pool_indices("full")) + " at the full "
+            "(open.regime_search). Measured on task pools "
+            + ", ".join(str(k) for k in pool_indices(BUDGETS["standard"]))
+            + f" (pool seed {POOL_SEED}; " + ", ".join(str(k) for k in pool_indices(BUDGETS["full"])) + " at the full "
             "budget), one entry per pool.")

@@ -46,6 +46,7 @@ import numpy as np
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
+from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
@@ -123,9 +124,9 @@ def _pool(k: int, sigma0: float) -> TaskPool:
     return sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
 
 
-def split_pools(values: np.ndarray, budget: str) -> list[np.ndarray]:
+def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
     """Per-replicate values of a summary split by pool (pool k's replicates are consecutive)."""
-    return np.split(np.asarray(values), len(sweep_pools(budget)))
+    return np.split(np.asarray(values), len(sweep_pools(sizes)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,15 +201,15 @@ def _run_chunks(ctx: Context, fn, sigma0: float, cfg: MoEConfig, R: int, T: int,
     pool k's in consecutive rows, each pool in the sweep's fixed chunks keyed without sigma0 (so every sigma0 replays
     the same draws), computed or read from the results cache by the run's chunk runner; ``pool`` holds each
     replicate's pool."""
-    per_pool = replicates_per_pool(R, ctx.budget.name)
+    per_pool = replicates_per_pool(R, ctx.sizes)
     chunks = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         chunks += [Chunk(fn, dict(pool=_pool(k, sigma0), cfg=cfg, size=size, T=T, seed=ctx.seed,
                                   key=replicate_key(*key, pool=k), index=i), size=size)
                    for i, size in enumerate(chunk_sizes(per_pool, SWEEP_CHUNK))]
     parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    out["pool"] = np.repeat(np.arange(len(sweep_pools(ctx.budget.name))), per_pool)
+    out["pool"] = np.repeat(np.arange(len(sweep_pools(ctx.sizes))), per_pool)
     return out
 
 
@@ -317,7 +318,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
                   extra: dict | None = None, note: str = "") -> ScalingEvidence:
     """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden
     constant c."""
-    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.budget.name) for x in samples]
+    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.sizes) for x in samples]
     per_pool = [[parts[p] for parts in by_pool] for p in range(len(by_pool[0]))]
     # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
     fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)))
@@ -325,7 +326,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
     return ScalingEvidence(
         claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-                "seed": ctx.seed, **design_config(ctx.budget.name, len(samples[0])),
+                "seed": ctx.seed, **design_config(ctx.sizes, len(samples[0])),
                 "means": [{"sigma0": s0, "mean": m, "used_replicates": n}
                           for s0, m, n in zip(SWEEP, fit.means, used)], **(extra or {})},
         what=f"{what} (hidden constant c = {c:g})", formula=formula,

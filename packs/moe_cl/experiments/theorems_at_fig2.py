@@ -38,7 +38,7 @@ R_RATIO = 1 - FIG2["s"] / FIG2["d"]
 def _settings(ctx: Context, M: int):
     """(pool index, pool, configuration, run) for each task pool of the budget."""
     cfg = fig2_runs.moe_config(M, True)
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         yield k, fig2_runs.pool(ctx, FIG2["signal_scale"], True, pool=k), cfg, fig2_runs.run(ctx, M, True, pool=k)
 
 

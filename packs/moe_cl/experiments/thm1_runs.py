@@ -7,9 +7,10 @@ sigma0^1.25, v_n = 2.5 w_n (= w_n / sigma0, so that ||v_n||_inf = O(1)), T1 = 20
 T = 200; both feature models.
 
 Pools (:mod:`packs.moe_cl.experiments.pools`): the theorem is stated for every admissible pool of ground truths,
-so it is run on ``POOLS[budget]`` pools. Pool k is drawn from ``generator_for(POOL_SEED, "thm1", "pool", k)``,
-independently of the replicate seed; the replicates of pool k draw from ``ctx.seed`` with k appended to
-their stream key. Each pool gives its own entries (config ``pool``, ``pool_seed``, part ``pool k``).
+so it is run on the budget's ``task_pools`` pools. Pool k is drawn from
+``generator_for(POOL_SEED, "thm1", "pool", k)``, independently of the replicate seed; the replicates of pool k
+draw from ``ctx.seed`` with k appended to their stream key. Each pool gives its own entries (config ``pool``,
+``pool_seed``, part ``pool k``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ ROUNDS_READ = {"forgetting": EARLY + LATE}
 
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
-    return pool_indices(ctx.budget.name)
+    return pool_indices(ctx.sizes)
 
 
 def task_pool(k: int):

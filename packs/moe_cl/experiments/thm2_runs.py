@@ -5,9 +5,9 @@ Configuration: N = 6 tasks in K = 2 clusters, M = 4 experts (K ln K = 1.4),
 sigma0 = 0.4, eta = alpha = 0.5, lambda = 0.3, Gamma = sigma0^1.25, v_n = 2.5 w_n,
 T1 = 8, T = 200; both feature models.
 
-Pools (:mod:`packs.moe_cl.experiments.pools`): as for Theorem 1, ``POOLS[budget]`` clustered pools, pool k drawn from
-``generator_for(POOL_SEED, "thm2", "pool", k)`` independently of the replicate seed; the replicates of pool k
-draw from ``ctx.seed`` with k appended to their stream key; each pool gives its own entries.
+Pools (:mod:`packs.moe_cl.experiments.pools`): as for Theorem 1, the budget's ``task_pools`` clustered pools,
+pool k drawn from ``generator_for(POOL_SEED, "thm2", "pool", k)`` independently of the replicate seed; the
+replicates of pool k draw from ``ctx.seed`` with k appended to their stream key; each pool gives its own entries.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ ROUNDS_READ: dict = {}
 
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
-    return pool_indices(ctx.budget.name)
+    return pool_indices(ctx.sizes)
 
 
 def task_pool(k: int):

@@ -168,7 +168,7 @@ def measure_lemma7(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | 
     for name, (key, _, _) in SIGN_PARTS.items():
         if name in PER_POOL:
             entries += [vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=k), pool_for(k, SIGMA0[0]).V,
-                                             pool=k) for k in sweep_pools(ctx.budget.name)]
+                                             pool=k) for k in sweep_pools(ctx.sizes)]
             # Beside the drawn pools, the pool the derivation says fails: <v_1, v_2> < 0 by construction.
             entries.append(vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=CONSTRUCTED),
                                                 constructed_pool(SIGMA0[0]).V, pool=CONSTRUCTED))
@@ -186,7 +186,7 @@ def sign_counts(ctx: Context, key: str, reading: str, pool: int | str | None = N
     def part(d: dict) -> dict:
         if pool is None:
             return d
-        return {name: split_pools(d[name], ctx.budget.name)[pool] for name in ("l7_rounds", key)}
+        return {name: split_pools(d[name], ctx.sizes)[pool] for name in ("l7_rounds", key)}
 
     def data_at(s0: float, c: float) -> dict:
         if pool == CONSTRUCTED:
@@ -272,7 +272,7 @@ def derived_sign_probability(ctx: Context, wrong: int, rounds: int) -> Measureme
     # Each pool has its own signals (the same at every sigma0) and an equal share of the replicates, so the pooled
     # fraction's expectation is the pools' average.
     p = float(np.mean([wrong_sign_probability(pool_for(k, SIGMA0[0]).V, SIGMA_T, BASE["beta_max"])
-                       for k in sweep_pools(ctx.budget.name)]))
+                       for k in sweep_pools(ctx.sizes)]))
     return Measurement(
         claim_id="lemma7", source="derived from eq. (9) and Definition 1", kind="probability", form="derived",
         config={"features": BASE["features"], "part": DERIVED_PART, "sigma_t": SIGMA_T, "wrong": wrong,

@@ -43,7 +43,7 @@ def measure(ctx: Context) -> list[Measurement]:
     runs = oq.simulate(ctx, QUESTION, VARIANTS)
     out = []
     for regime in oq.REGIMES.values():
-        for k in pool_indices(ctx.budget.name):
+        for k in pool_indices(ctx.sizes):
             with_term = runs[(regime.name, k, label("aux", True))]["purity_window"]
             without = runs[(regime.name, k, label("aux", False))]["purity_window"]
             test = oq.paired_margin("purity: with - without termination", with_term, without)

@@ -103,7 +103,7 @@ def _pair_gaps(ctx: Context, sigma0: float, c: float, k: int) -> tuple[np.ndarra
     eta = c * sigma0**0.5
     lam = c * sigma0**1.25
     cfg = MoEConfig(M=B["M"], eta=eta, alpha=c * sigma0**0.5, lam=lam, Gamma=c * sigma0**1.25)
-    R = replicates_per_pool(COR_REPLICATES[ctx.budget.name], ctx.budget.name)
+    R = replicates_per_pool(COR_REPLICATES[ctx.budget.name], ctx.sizes)
     run = simulate_moe(pool, cfg, R=R, T=cfg.exploration_rounds, s=B["s"], features=B["features"],
                        sigma_t=B["sigma_t"], seed=ctx.seed, key=replicate_key("cor1", str(c), pool=k),
                        chunk_size=SWEEP_CHUNK,
@@ -188,7 +188,7 @@ def measure_cor1(ctx: Context) -> list:
     # 3. Measured under Algorithm 1: one scaling entry per hidden constant.
     R = COR_REPLICATES[ctx.budget.name]
     for c in CONSTANTS:
-        pools = list(sweep_pools(ctx.budget.name))
+        pools = list(sweep_pools(ctx.sizes))
         samples, dh_means, lams, bad = [[] for _ in pools], [], [], 0
         for s0 in SIGMA0:
             dh_all = []
@@ -209,7 +209,7 @@ def measure_cor1(ctx: Context) -> list:
                 "O(sigma0^2.75) under lambda = c sigma0^1.25.")
         config = {"features": COR_BASE["features"], "part": f"measured c = {c:g}", **COR_BASE,
                   "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "pairs_per_replicate": COR_PAIRS,
-                  **design_config(ctx.budget.name, R),
+                  **design_config(ctx.sizes, R),
                   "seed": ctx.seed, "round": "T1",
                   "means": [{"sigma0": s, "mean_dp_inf": m} for s, m in zip(SIGMA0, means)]}
         formula = r"\|p-\hat p\|_\infty = O(\lambda M^2\sigma_0^{1.5}) = O(\sigma_0^{2.75})"

@@ -184,9 +184,9 @@ def _sets_at_T1(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
     from the pool seed, scaled by sigma0): the budget's replicates shared equally among the pools, pool k's
     replicates in rows k R_k .. (k + 1) R_k - 1.  Keys without sigma0: every sigma0 replays the same draws."""
     cfg = MoEConfig(M=M, eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25)
-    per_pool = replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name)
+    per_pool = replicates_per_pool(REPLICATES[ctx.budget.name], ctx.sizes)
     out = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         pool = sweep_pool("lemma11", k, N=SIM["N"], d=SIM["d"], sigma0=sigma0)
         run = simulate_moe(pool, cfg, R=per_pool, T=cfg.exploration_rounds, s=SIM["s"], features=SIM["features"],
                            sigma_t=SIM["sigma_t"], seed=ctx.seed, key=replicate_key("lemma11", str(M), str(c), pool=k),
@@ -200,12 +200,12 @@ def _sets_at_T1(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
 
 def by_pool(ctx: Context, S: np.ndarray) -> list[np.ndarray]:
     """The rows of :func:`sets` split by pool (pool k's replicates are consecutive)."""
-    return np.split(S, len(sweep_pools(ctx.budget.name)))
+    return np.split(S, len(sweep_pools(ctx.sizes)))
 
 
 def replicates(ctx: Context) -> int:
     """Replicates per sigma0, over all pools."""
-    return replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name) * len(sweep_pools(ctx.budget.name))
+    return replicates_per_pool(REPLICATES[ctx.budget.name], ctx.sizes) * len(sweep_pools(ctx.sizes))
 
 
 def sets(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
@@ -279,7 +279,7 @@ def measure_statement(ctx: Context) -> list:
                 claim_id="lemma11", source=SOURCE + " (Algorithm 1's expert sets)", kind="probability",
                 config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed,
-                        "round": "T1", **design_config(ctx.budget.name, REPLICATES[ctx.budget.name])},
+                        "round": "T1", **design_config(ctx.sizes, REPLICATES[ctx.budget.name])},
                 formula=r"P(|\mathcal M_n|\ge 1\ \forall n) \ge 1 - N e^{-M/N}",
                 what=f"Algorithm 1, N = {N}, M = {M} (M / (N ln N) = {M / (N * math.log(N)):.2f}), hidden constant "
                 f"c = {c:g}, expert sets at t = T1, {R} replicates per sigma0: every |M_n| >= 1",
@@ -309,7 +309,7 @@ def measure_step1(ctx: Context) -> list:
                 config={"features": SIM["features"], "part": f"M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": replicates(ctx),
                         "seed": ctx.seed, "round": "T1",
-                        **design_config(ctx.budget.name, REPLICATES[ctx.budget.name])},
+                        **design_config(ctx.sizes, REPLICATES[ctx.budget.name])},
                 tests=tuple(tests), scale=1.0 / N, resolution=0.2,
                 formula=r"P(m\in\mathcal M_n) = 1/N",
                 horizon_name="case",

@@ -197,9 +197,9 @@ def _lt_stats(ctx: Context, sigma0: float, c: float) -> list[dict]:
     cfg = MoEConfig(M=B["M"], eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25,
                     Gamma=c * sigma0**1.25)
     T = 2 * cfg.exploration_rounds
-    R = replicates_per_pool(SIM_LT_REPLICATES[ctx.budget.name], ctx.budget.name)
+    R = replicates_per_pool(SIM_LT_REPLICATES[ctx.budget.name], ctx.sizes)
     out = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         chunks = [Chunk(_lt_chunk, dict(pool=lt_pool(k, sigma0), cfg=cfg, size=size, T=T, seed=ctx.seed,
                                         key=replicate_key("lemma12", "lt", str(c), pool=k), index=i), size=size)
                   for i, size in enumerate(chunk_sizes(R, SWEEP_CHUNK))]
@@ -310,7 +310,7 @@ def measure_lemma12(ctx: Context) -> list:
             config = {"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
                       "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
                       "replicates": SIM_LT_REPLICATES[ctx.budget.name],
-                      **design_config(ctx.budget.name, SIM_LT_REPLICATES[ctx.budget.name])}
+                      **design_config(ctx.sizes, SIM_LT_REPLICATES[ctx.budget.name])}
             if min(counts) < 2:
                 res = exact_result("lemma12", source, "scaling", config.pop("part"), "inconclusive",
                                    f"{desc}: too few replicates with a correctly routed round to fit an exponent. "

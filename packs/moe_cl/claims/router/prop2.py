@@ -76,7 +76,7 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
         tolerance=0.15,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
                 "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
-                **design_config(ctx.budget.name, REPLICATES[ctx.budget.name]),
+                **design_config(ctx.sizes, REPLICATES[ctx.budget.name]),
                 "means": [{"sigma0": s0, "rounds": T, "mean_gap": m, "used_replicates": n}
                           for s0, T, m, n in zip(sweep, rounds, fit.means, used)]},
         what=f"{part}, c = {c:g} gap",
