@@ -25,7 +25,6 @@ from moecl_verify.numeric.seeding import generator_for
 SIGMA0 = 0.4
 CONFIG = dict(N=3, M=10, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5, lam=0.3,
               Gamma=SIGMA0**1.25)
-REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # The stream key of the insights' reruns of this setting (C4, C5). A fixed string, not a module name, so
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
@@ -36,6 +35,11 @@ VARIANT_KEY = "checks.claims.thm1"
 EARLY = (2, 5, 10, 20)
 LATE = (40, 100, 200)
 ROUNDS_READ = {"forgetting": EARLY + LATE}
+
+
+def replicates(ctx: Context) -> int:
+    """The replicates of each run of this setting at the context's budget (also the insights' reruns)."""
+    return ctx.sizes.thm1_replicates
 
 
 def pools(ctx: Context) -> range:
@@ -55,4 +59,4 @@ def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
 
 def run(ctx: Context, features: str, k: int):
     """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
-    return theorem_setting.run(ctx, "thm1", CONFIG, REPLICATES, task_pool, features, k, ROUNDS_READ)
+    return theorem_setting.run(ctx, "thm1", CONFIG, replicates(ctx), task_pool, features, k, ROUNDS_READ)
