@@ -2,6 +2,7 @@
 task definition naming its data set, margins recomputed from the runs, small-sample standard errors as
 strict as Student's t, the epochs check, the curves artifact; and the not-checkable path without JAX."""
 
+import dataclasses
 import gzip
 import math
 import struct
@@ -11,7 +12,7 @@ import pytest
 from scipy import stats
 
 from moecl_verify.packs.moe_cl.claims.figures import fig3
-from moecl_verify.checks.context import context_for
+from moecl_verify.checks.context import BUDGETS, Context, context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.packs.moe_cl.experiments import fig3_runs
@@ -102,13 +103,11 @@ def tiny():
     pytest.importorskip("jax", reason="Figure 3's networks need JAX: pip install '.[dnn]'")
     pytest.importorskip("sklearn", reason="the bundled digits need scikit-learn: pip install '.[dnn]'")
     mp = pytest.MonkeyPatch()
-    mp.setattr(fig3_runs, "ROUNDS", {"smoke": 16, "standard": 16, "full": 16})
     mp.setattr(fig3_runs, "EPOCHS", 1)
     mp.setattr(fig3_runs, "WIDTHS", dict(conv1=2, conv2=2, fc1=8, fc2=8))
     mp.setattr(fig3_runs, "TEST_SIZE", {"digits": 20, "mnist": 20})
-    mp.setattr(fig3_runs, "REPLICATES", {"smoke": 2, "standard": 2, "full": 2})
-    mp.setattr(fig3_runs, "CHECK_REPLICATES", {"smoke": 2, "standard": 2, "full": 2})
-    ctx = context_for(PACK, "smoke", 0)
+    sizes = dataclasses.replace(PACK.budgets["smoke"], fig3_rounds=16, fig3_replicates=2, fig3_check_replicates=2)
+    ctx = Context(budget=BUDGETS["smoke"], seed=0, sizes=sizes)
     measured = {claim_id: MEASURES[claim_id](ctx) for claim_id in IDS}
     yield ctx, measured
     mp.undo()

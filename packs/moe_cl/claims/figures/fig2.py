@@ -38,7 +38,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
-from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS, REPLICATES
+from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
@@ -77,7 +77,7 @@ def _paired_margin(label, a: np.ndarray, b: np.ndarray) -> HorizonTest:
 
 def _common_config(ctx: Context, pool: int, **extra) -> dict:
     cfg = {k: v for k, v in FIG2.items()}
-    cfg.update(part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, replicates=REPLICATES[ctx.budget.name],
+    cfg.update(part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, replicates=ctx.sizes.fig2_replicates,
                seed=ctx.seed, experts=list(EXPERTS), **extra)
     return cfg
 
