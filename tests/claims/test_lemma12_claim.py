@@ -1,5 +1,6 @@
 """Lemma 12 (locality-loss gradient): verdicts and the facts behind them."""
 
+import dataclasses
 import numpy as np
 import sympy as sp
 
@@ -39,11 +40,11 @@ def test_replay_matches_the_engine():
 
 def test_lemma12_entries_on_tiny_runs(monkeypatch):
     monkeypatch.setattr(mod, "GRAD_CASES", ((2, 1, 0),))
-    monkeypatch.setitem(mod.SIM_GT_REPLICATES, "smoke", 6)
-    monkeypatch.setitem(mod.SIM_LT_REPLICATES, "smoke", 6)
     monkeypatch.setattr(mod, "SIGMA0", (0.4, 0.1, 0.025))
     monkeypatch.setattr(mod, "BOOTSTRAP", 100)
-    out = mod.measure_lemma12(context_for(PACK, "smoke", 0))
+    ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, lemma12_gt_replicates=6, lemma12_lt_replicates=6)
+    out = mod.measure_lemma12(ctx)
     # The simulated M > N entry is evidence on the count of correctly routed rounds that moved the expert:
     # "never" (at most 0), so a single such round refutes it at any threshold.
     sim = next(e for e in out if e.config["part"] == "statement.M>N simulated")
@@ -85,8 +86,8 @@ def test_lemma12_sweep_replicates_are_paired_across_sigma0(monkeypatch):
         return {"grad": np.full(size, np.nan), "resid": np.full(size, np.nan)}
 
     monkeypatch.setattr(mod, "_lt_chunk", record)
-    monkeypatch.setitem(mod.SIM_LT_REPLICATES, "smoke", 8)
     ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, lemma12_lt_replicates=8)
     mod._lt_stats(ctx, 0.1, 1.0)
     mod._lt_stats(ctx, 0.4, 1.0)
     low, high = seen.values()

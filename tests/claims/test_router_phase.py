@@ -1,5 +1,6 @@
 """Propositions 1 and 3, Lemmas 13-15: the decision rules on manufactured data, the exact steps, the plumbing."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -147,12 +148,12 @@ def test_claims_end_to_end_on_a_small_sweep(monkeypatch):
     small = (0.4, 0.2, 0.1)
     for module in (rp, prop1, prop3, lemma13, lemma14):
         monkeypatch.setattr(module, "SWEEP", small)
-    monkeypatch.setattr(rp, "ALGORITHM1_REPLICATES", {"smoke": 6})
-    monkeypatch.setattr(rp, "PHASE_REPLICATES", {"smoke": 6})
     monkeypatch.setattr(rp, "POST_T1", 40)
 
     def run():
         ctx = context_for(PACK, "smoke", 3)
+        # six replicates of Algorithm 1 and of the phase runs (prop2's replicates, replayed)
+        ctx.sizes = dataclasses.replace(ctx.sizes, router_algorithm1_replicates=6, prop2_replicates=6)
         return {f.__name__: f(ctx) for f in (prop1.measure_prop1, prop3.measure_prop3, lemma13.measure_lemma13,
                                              lemma14.measure_lemma14, lemma15.measure_lemma15)}
 

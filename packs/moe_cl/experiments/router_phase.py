@@ -45,7 +45,7 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
+from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, SIGMA0
 from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
@@ -65,7 +65,6 @@ SWEEP = SIGMA0 + (0.0125, 0.00625)
 POST_T1 = 300  # rounds after T1 in the Algorithm 1 runs: ~100 arrivals per task after the gate freezes
 STILL = 1e-20  # squared moves below STILL * mean ||w_n||^2 are no move; an exact fixed point of eq. (5) moves < 1e-28
 MIN_EXPECTED = 5.0  # chi-square cells need an expected count of at least 5
-ALGORITHM1_REPLICATES = {"smoke": 30, "standard": 200, "full": 1000}
 # "With probability 1 - o(1)" is decided by ProportionEvidence's "vanishing" rule (its module states the
 # thresholds on the failure probability and its exponent), at the threshold Holm gives the entry.
 
@@ -219,7 +218,7 @@ def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
     def compute():
         cfg = config(sigma0, c, termination=True)
         T = cfg.exploration_rounds + POST_T1
-        a = _run_chunks(ctx, _algorithm1_chunk, sigma0, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
+        a = _run_chunks(ctx, _algorithm1_chunk, sigma0, cfg, ctx.sizes.router_algorithm1_replicates, T,
                         ("router_phase", "algorithm1", str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
         routing = FrozenRouting(**{name: a[f"routing.{name}"] for name in _ROUTING_FIELDS})
         p = np.array([stats.chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
@@ -238,7 +237,8 @@ def phase(ctx: Context, sigma0: float, c: float) -> PhaseSummary:
     def compute():
         cfg = config(sigma0, c, termination=False)
         T = t1_round(sigma0, c)
-        a = _run_chunks(ctx, _phase_chunk, sigma0, cfg, PHASE_REPLICATES[ctx.budget.name], T,
+        # prop2's t1 runs replayed per round: prop2's replicates, the same draws
+        a = _run_chunks(ctx, _phase_chunk, sigma0, cfg, ctx.sizes.prop2_replicates, T,
                         ("router_phase", "phase", str(c)), f"router phase sigma0={sigma0:g} c={c:g}")
         return PhaseSummary(T1=cfg.exploration_rounds, t1=T, **a)
 
