@@ -13,7 +13,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.budgets import Sizes
-from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, REPLICATES, SIGMA0, SIGMA_T, split_pools
+from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, SIGMA0, SIGMA_T, split_pools
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config
 from moecl_verify.checks.model import ClaimResult
@@ -45,8 +45,8 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
         claim_id=claim_id, source=source, form=form, fit=fit, law=law, exponent=k, tolerance=tolerance,
         config={"features": BASE["features"], "part": label, **{k_: v for k_, v in BASE.items() if k_ != "features"},
                 "hidden_constant": c, "sigma0": list(SIGMA0), "sigma_t": SIGMA_T, "statistic": stat,
-                "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
-                **design_config(ctx.sizes, REPLICATES[ctx.budget.name]),
+                "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed,
+                **design_config(ctx.sizes, ctx.sizes.exploration_replicates),
                 "means": [{"sigma0": s0, f"{'mean' if quantile is None else 'mean_q'}_{quantity}": m}
                           for s0, m in zip(SIGMA0, fit.means)],
                 **(extra or {})},

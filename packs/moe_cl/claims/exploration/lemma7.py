@@ -55,7 +55,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
-    BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
+    BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
     constructed_pool, pool_for, simulate, simulate_constructed, split_pools,
 )
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
@@ -127,7 +127,7 @@ def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -
     return ProportionEvidence(
         claim_id="lemma7", source=L7_SOURCE, kind="bound", form="stated", claim="at_most", bound=0.0, rows=tuple(rows),
         config={"features": BASE["features"], "part": part, "reading": EVERY_ROUND, "sigma_t": READINGS[reading],
-                "wrong": k_all, "rounds": n_all, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
+                "wrong": k_all, "rounds": n_all, "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed},
         what=f"{part} [reading: the sign holds in every round]: wrong signs among the exploration rounds (both "
         "hidden constants) by sigma0", unit="rounds",
         note=f"Over the sweep: wrong sign in {k_all} of {n_all} exploration rounds ({k_all / n_all:.4f}, 99% Wilson "
@@ -252,7 +252,7 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
         claim_id="lemma7", source=L7_SOURCE, kind="probability", form="stated", claim="vanishing", rows=tuple(rows),
         failure_slope=slope, unit="rounds",
         config={"features": BASE["features"], "part": part, "reading": ONE_MINUS_O1, "sigma_t": READINGS["scaled"],
-                "wrong": wrong, "rounds": rounds, "replicates": REPLICATES[ctx.budget.name],
+                "wrong": wrong, "rounds": rounds, "replicates": ctx.sizes.exploration_replicates,
                 "hidden_constants_pooled": list(CONSTANTS), "per_replicate": per_replicate, "seed": ctx.seed,
                 **({} if pool is None else {"pool": pool, "pool_seed": POOL_SEED,
                                             "smallest_signal_inner_product": _smallest_inner_product(V)}),
@@ -276,7 +276,7 @@ def derived_sign_probability(ctx: Context, wrong: int, rounds: int) -> Measureme
     return Measurement(
         claim_id="lemma7", source="derived from eq. (9) and Definition 1", kind="probability", form="derived",
         config={"features": BASE["features"], "part": DERIVED_PART, "sigma_t": SIGMA_T, "wrong": wrong,
-                "rounds": rounds, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                "rounds": rounds, "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed,
                 "derivation": "P(<xbar_t, v_n_t> <= 0) = (1/N) sum_n int_0^1 Phi(-beta ||v_n|| / (sigma_t sqrt(s-1))) "
                 f"d beta, averaged over the sweep's pools = {p:.5f} (mpmath). With sigma_t fixed this probability does "
                 "not depend on "
