@@ -36,8 +36,8 @@ def tiny():
     short = {name: dataclasses.replace(r, T=TINY_T, event=TINY_EVENT, T1=min(r.T1, 30))
              for name, r in oq.REGIMES.items()}
     mp.setattr(oq, "REGIMES", short)
-    mp.setattr(oq, "REPLICATES", {**oq.REPLICATES, "smoke": TINY_R})
     ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, open_replicates=TINY_R)
     out = {m.CLAIM_ID: (m.measure(ctx), m.curves(ctx)) for m in MODULES}
     yield out, short
     mp.undo()

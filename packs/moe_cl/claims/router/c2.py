@@ -50,7 +50,7 @@ def measure(ctx: Context) -> list[Measurement]:
             if test is None:
                 raise RuntimeError(f"c2 ({regime.name}, pool {k}): fewer than two replicates")
             config = {"part": f"specialization destroyed, {regime.name} regime, pool {k}", "pool": k,
-                      "pool_seed": POOL_SEED, "replicates": oq.REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                      "pool_seed": POOL_SEED, "replicates": ctx.sizes.open_replicates, "seed": ctx.seed,
                       **regime.as_config(),
                       "purity_with_termination": oq.mean_se(with_term), "purity_without_termination": oq.mean_se(without),
                       "chance_purity": _late(runs[(regime.name, k, label("aux", True))]["chance_bins"])}
