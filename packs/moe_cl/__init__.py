@@ -3,15 +3,15 @@
 Everything about the paper that the machinery reads is declared here, in one :class:`Pack`: the claims
 (``claims/``, one module per claim id), the experiments they share (``experiments/``), the paper's order,
 its headline results, the claims C1-C6 of an independent reviewer's reading, the questions it leaves open
-(``open.*``), cost hints, its own figures (``figures/``), the ``--mnist`` option and the ``simulate`` and
-``figures`` commands (``commands/``).  The paper's models live in the shared ``theory/`` and ``numeric/``
-layers.
+(``open.*``), cost hints, what each budget buys (``budgets.py``, read as ``ctx.sizes``), its own figures
+(``figures/``), the ``--mnist`` option and the ``simulate`` and ``figures`` commands (``commands/``).  The
+paper's models live in the shared ``theory/`` and ``numeric/`` layers.
 """
 
 from __future__ import annotations
 
 from moecl_verify.checks.pack import Pack
-from moecl_verify.packs.moe_cl import commands, headline, options, schedule, texts
+from moecl_verify.packs.moe_cl import budgets, commands, headline, options, schedule, texts
 
 
 def _figures(run) -> list:
@@ -36,6 +36,7 @@ PACK = Pack(
     beyond="open",
     beyond_title="Beyond the paper",
     cost_hints=schedule.COST_HINT,
+    budgets=budgets.BUDGETS,
     figures=_figures,
     options=(options.MNIST,),
     commands=commands.COMMANDS,

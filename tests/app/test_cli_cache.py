@@ -10,13 +10,13 @@ import time
 import pytest
 
 from moecl_verify.checks import runner
-from moecl_verify.packs.moe_cl.experiments.sweep_design import SWEEP_POOLS
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.cli import main
 from moecl_verify.numeric.cache import ResultCache
 from moecl_verify.reports import results_json
 
 # Chunks of one sweep claim at smoke: 5 sigma0 x 2 constants x the sweep design's pools (one chunk each).
-PER_CLAIM = 5 * 2 * SWEEP_POOLS["smoke"]
+PER_CLAIM = 5 * 2 * PACK.budgets["smoke"].sweep_pools
 # Lemma 6 at smoke: one sweep claim, PER_CLAIM chunks.
 SWEEP = ["run", "--claims", "lemma6", "--budget", "smoke", "--seed", "0", "--quiet", "--format", "json"]
 

@@ -11,10 +11,10 @@ from scipy import stats as sps
 
 import moecl_verify.packs.moe_cl.experiments.exploration_entries as entries
 import moecl_verify.packs.moe_cl.experiments.exploration_sweep as sweep
-from moecl_verify.packs.moe_cl.experiments.sweep_design import SWEEP_POOLS
 from moecl_verify.checks import decide
 from moecl_verify.packs.moe_cl.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
 from moecl_verify.checks.model import Measurement
 from moecl_verify.checks.registry import all_claims
@@ -24,7 +24,7 @@ from moecl_verify.numeric.moe import MoEConfig
 from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.seeding import generator_for
 
-CTX = Context(budget=BUDGETS["smoke"], seed=0)
+CTX = context_for(PACK, "smoke", 0)
 
 
 def test_claims_register_with_interpretations():
@@ -44,12 +44,12 @@ def test_batched_fit_recovers_manufactured_exponents():
     rng = np.random.default_rng(1)
     # y = 3 sigma0^0.75 times a unit-mean factor: mean exponent 0.75.
     samples = [3 * s**0.75 * rng.exponential(1.0, 400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"), "smoke")  # 2 pools of 200
+    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"), PACK.budgets["smoke"])  # 2 pools of 200
     assert fit.low < 0.75 < fit.high and fit.high - fit.low < 0.2
     assert decide_scaling(fit, "O", 1.0)[0] == "refuted"
     # 90% quantiles of U(0, sigma0^-0.25) scale like sigma0^-0.25, whatever the mean does.
     samples = [s**-0.25 * rng.random(400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), "smoke", q=0.9)
+    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), PACK.budgets["smoke"], q=0.9)
     assert fit.low < -0.25 < fit.high
     assert fit.means[0] == pytest.approx(np.quantile(samples[0], 0.9))
 
@@ -197,7 +197,7 @@ def test_derived_sign_probability_is_a_score_test_of_the_fraction():
     # The sweep's pools have their own signals and equal shares of the replicates: the expected pooled fraction
     # is the average of each pool's probability.
     p = float(np.mean([lemma7.wrong_sign_probability(sweep.pool_for(k, sweep.SIGMA0[0]).V, sweep.SIGMA_T)
-                       for k in range(SWEEP_POOLS["smoke"])]))
+                       for k in range(PACK.budgets["smoke"].sweep_pools)]))
     n = 100_000
     m = lemma7.derived_sign_probability(CTX, round(p * n), n)
     assert isinstance(m, Measurement) and m.form == "derived" and m.config["part"] == lemma7.DERIVED_PART
@@ -287,7 +287,7 @@ def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
     pooled = [r for r in vanishing if "pool" not in r.config]
     per_pool = [r for r in vanishing if "pool" in r.config and r.config["pool"] != sweep.CONSTRUCTED]
     assert len(pooled) == len(lemma7.SIGN_PARTS) - len(lemma7.PER_POOL) == 2
-    assert [r.config["pool"] for r in per_pool] == list(range(SWEEP_POOLS["smoke"]))
+    assert [r.config["pool"] for r in per_pool] == list(range(PACK.budgets["smoke"].sweep_pools))
     # The pool the derivation says fails, constructed: v_2 = -v_1, so some signal has the wrong sign in every
     # round once the noise is gone, and the failures cannot vanish.
     built = next(r for r in vanishing if r.config.get("pool") == sweep.CONSTRUCTED)

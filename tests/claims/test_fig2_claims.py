@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from moecl_verify.packs.moe_cl.claims.figures import fig2
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import ClaimResult
@@ -25,7 +26,7 @@ def smoke(smoke_run):
 
 
 def test_every_claim_has_one_entry_per_pool(smoke):
-    pools = list(pool_indices("smoke"))
+    pools = list(pool_indices(PACK.budgets["smoke"]))
     assert len(pools) >= 2
     for claim_id in FIG2_IDS:
         entries = [r for r in smoke.results if r.id == claim_id]
@@ -61,7 +62,7 @@ def test_no_verdict_contradicts_the_margins(smoke):
 
 
 def test_pools_do_not_depend_on_the_replicate_seed():
-    a, b = Context(budget=BUDGETS["smoke"], seed=0), Context(budget=BUDGETS["smoke"], seed=2)
+    a, b = context_for(PACK, "smoke", 0), context_for(PACK, "smoke", 2)
     for clustered in (True, False):
         p0 = fig2_runs.pool(a, 1.0, clustered, pool=0)
         assert np.array_equal(p0.W, fig2_runs.pool(b, 1.0, clustered, pool=0).W)

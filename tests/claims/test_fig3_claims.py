@@ -2,6 +2,7 @@
 task definition naming its data set, margins recomputed from the runs, small-sample standard errors as
 strict as Student's t, the epochs check, the curves artifact; and the not-checkable path without JAX."""
 
+import dataclasses
 import gzip
 import math
 import struct
@@ -11,7 +12,8 @@ import pytest
 from scipy import stats
 
 from moecl_verify.packs.moe_cl.claims.figures import fig3
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import BUDGETS, Context, context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.packs.moe_cl.experiments import fig3_runs
 from moecl_verify.checks.model import ClaimResult, Measurement
@@ -70,7 +72,7 @@ def test_without_the_dnn_extra_every_entry_is_not_checkable_and_says_how_to_inst
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     assert fig3_runs.missing_libraries(ctx) == ["jax", "scikit-learn"]
     for claim_id in IDS:
         entries = MEASURES[claim_id](ctx)
@@ -92,7 +94,7 @@ def test_with_mnist_files_only_jax_is_needed(monkeypatch, tmp_path):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", without_the_extra)
-    ctx = Context(budget=BUDGETS["smoke"], seed=0, options={"mnist_dir": str(tmp_path)})
+    ctx = context_for(PACK, "smoke", 0, {"mnist_dir": str(tmp_path)})
     assert fig3_runs.missing_libraries(ctx) == ["jax"]
 
 
@@ -101,13 +103,11 @@ def tiny():
     pytest.importorskip("jax", reason="Figure 3's networks need JAX: pip install '.[dnn]'")
     pytest.importorskip("sklearn", reason="the bundled digits need scikit-learn: pip install '.[dnn]'")
     mp = pytest.MonkeyPatch()
-    mp.setattr(fig3_runs, "ROUNDS", {"smoke": 16, "standard": 16, "full": 16})
     mp.setattr(fig3_runs, "EPOCHS", 1)
     mp.setattr(fig3_runs, "WIDTHS", dict(conv1=2, conv2=2, fc1=8, fc2=8))
     mp.setattr(fig3_runs, "TEST_SIZE", {"digits": 20, "mnist": 20})
-    mp.setattr(fig3_runs, "REPLICATES", {"smoke": 2, "standard": 2, "full": 2})
-    mp.setattr(fig3_runs, "CHECK_REPLICATES", {"smoke": 2, "standard": 2, "full": 2})
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    sizes = dataclasses.replace(PACK.budgets["smoke"], fig3_rounds=16, fig3_replicates=2, fig3_check_replicates=2)
+    ctx = Context(budget=BUDGETS["smoke"], seed=0, sizes=sizes)
     measured = {claim_id: MEASURES[claim_id](ctx) for claim_id in IDS}
     yield ctx, measured
     mp.undo()
@@ -221,7 +221,7 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
     for name, n in (("train", 40), ("t10k", 20)):
         (tmp_path / f"{name}-images-idx3-ubyte.gz").write_bytes(_idx(rng.integers(0, 256, size=(n, 28, 28))))
         (tmp_path / f"{name}-labels-idx1-ubyte.gz").write_bytes(_idx(np.arange(n) % 10))
-    ctx = Context(budget=BUDGETS["smoke"], seed=0, options={"mnist_dir": str(tmp_path)})
+    ctx = context_for(PACK, "smoke", 0, {"mnist_dir": str(tmp_path)})
     data = fig3_runs.data(ctx)
     assert data.name.startswith("MNIST IDX files from") and data.d == 14 and data.train_x.shape == (40, 14, 14)
     assert fig3_runs.setting(ctx, "split")["data"] == data.name
@@ -234,7 +234,7 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
 
     monkeypatch.setattr(fig3_runs.importlib, "import_module", no_sklearn)
     assert "scikit-learn" not in fig3_runs.missing_libraries(ctx)
-    assert "scikit-learn" in fig3_runs.missing_libraries(Context(budget=BUDGETS["smoke"], seed=0))
+    assert "scikit-learn" in fig3_runs.missing_libraries(context_for(PACK, "smoke", 0))
 
 
 def test_the_drawer_shows_every_definition_metric_and_termination_with_the_single_network(tiny, tmp_path):

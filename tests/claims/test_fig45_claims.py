@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.packs.moe_cl.experiments import fig45_runs
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 
@@ -17,7 +18,7 @@ def smoke(smoke_run):
 
 
 def test_every_claim_has_one_entry_per_pool_with_its_own_freeze_table(smoke):
-    pools = list(pool_indices("smoke"))
+    pools = list(pool_indices(PACK.budgets["smoke"]))
     for claim_id, N in IDS.items():
         entries = [r for r in smoke.results if r.id == claim_id]
         assert [r.config["pool"] for r in entries] == pools
@@ -33,7 +34,7 @@ def test_every_claim_has_one_entry_per_pool_with_its_own_freeze_table(smoke):
 
 def test_the_margins_are_paired_differences_of_the_pools_runs(smoke):
     (res,) = [r for r in smoke.results if r.id == "fig5.generalization" and r.config["pool"] == 1]
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     g = {name: fig45_runs.run(ctx, fig45_runs.FIG5_N, name, 1).generalization[:, -1] for name in fig45_runs.GAMMAS}
     first = res.horizons[0]
     assert first["case"] == "sigma0^0.75 vs sigma0^1.25"

@@ -6,12 +6,13 @@ import numpy as np
 import sympy as sp
 
 import moecl_verify.packs.moe_cl.claims.router.lemma10 as mod
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.theory import softmax_gap
 
 
 def test_lemma10_entries_and_slips():
-    out = mod.measure_lemma10(Context(budget=BUDGETS["smoke"], seed=0))
+    out = mod.measure_lemma10(context_for(PACK, "smoke", 0))
     verdicts = {r.config["part"]: r.verdict for r in out}
     assert verdicts == {
         "statement.O": "confirmed",
@@ -40,7 +41,7 @@ def test_softmax_gap_identity_numerically():
 
 
 def test_omega_readings_are_separate_exact_entries():
-    out = mod.measure_lemma10(Context(budget=BUDGETS["smoke"], seed=0))
+    out = mod.measure_lemma10(context_for(PACK, "smoke", 0))
     by = {r.config["part"]: r for r in out}
     uni, reg = by[mod.OMEGA_UNIFORM], by[mod.OMEGA_REGIME]
     assert uni.config["reading"] == "uniform" and reg.config["reading"] == "regime"

@@ -1,12 +1,14 @@
 """Lemma 11: the proof chain's links against exact combinatorics, and the binomial machinery."""
 
+import dataclasses
 import itertools
 import math
 from fractions import Fraction as F
 
 import moecl_verify.packs.moe_cl.claims.router.lemma11 as mod
 from moecl_verify.checks import runner, stats
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.evidence import ProportionEvidence
 
 
@@ -56,9 +58,8 @@ def test_wilson_and_binomial_tails():
 def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     monkeypatch.setattr(mod, "SIGMA0", (0.4, 0.05))
     monkeypatch.setattr(mod, "SIM_MS", (6,))
-    monkeypatch.setitem(mod.REPLICATES, "smoke", 30)
-    monkeypatch.setitem(mod.NS, "smoke", (2, 3, 4))
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, lemma11_replicates=30, lemma11_task_counts=(2, 3, 4))
     out = mod.measure_statement(ctx)
     parts = {r.config["part"]: r for r in out}
     assert parts["uniform model"].verdict == "confirmed"

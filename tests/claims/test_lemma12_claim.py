@@ -1,10 +1,12 @@
 """Lemma 12 (locality-loss gradient): verdicts and the facts behind them."""
 
+import dataclasses
 import numpy as np
 import sympy as sp
 
 import moecl_verify.packs.moe_cl.claims.router.lemma12 as mod
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
 from moecl_verify.numeric.moe import MoEConfig, draw_moe
@@ -38,11 +40,11 @@ def test_replay_matches_the_engine():
 
 def test_lemma12_entries_on_tiny_runs(monkeypatch):
     monkeypatch.setattr(mod, "GRAD_CASES", ((2, 1, 0),))
-    monkeypatch.setitem(mod.SIM_GT_REPLICATES, "smoke", 6)
-    monkeypatch.setitem(mod.SIM_LT_REPLICATES, "smoke", 6)
     monkeypatch.setattr(mod, "SIGMA0", (0.4, 0.1, 0.025))
     monkeypatch.setattr(mod, "BOOTSTRAP", 100)
-    out = mod.measure_lemma12(Context(budget=BUDGETS["smoke"], seed=0))
+    ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, lemma12_gt_replicates=6, lemma12_lt_replicates=6)
+    out = mod.measure_lemma12(ctx)
     # The simulated M > N entry is evidence on the count of correctly routed rounds that moved the expert:
     # "never" (at most 0), so a single such round refutes it at any threshold.
     sim = next(e for e in out if e.config["part"] == "statement.M>N simulated")
@@ -84,8 +86,8 @@ def test_lemma12_sweep_replicates_are_paired_across_sigma0(monkeypatch):
         return {"grad": np.full(size, np.nan), "resid": np.full(size, np.nan)}
 
     monkeypatch.setattr(mod, "_lt_chunk", record)
-    monkeypatch.setitem(mod.SIM_LT_REPLICATES, "smoke", 8)
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, lemma12_lt_replicates=8)
     mod._lt_stats(ctx, 0.1, 1.0)
     mod._lt_stats(ctx, 0.4, 1.0)
     low, high = seen.values()

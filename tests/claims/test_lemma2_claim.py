@@ -1,5 +1,6 @@
 """Lemma 2 and Corollary 1: verdicts, and the exact numbers behind them against hand derivations."""
 
+import dataclasses
 from fractions import Fraction as F
 
 import pytest
@@ -8,13 +9,17 @@ import moecl_verify.packs.moe_cl.claims.router.cor1 as cor1
 import moecl_verify.packs.moe_cl.claims.router.lemma2 as lemma2
 import moecl_verify.packs.moe_cl.experiments.smooth_router as smooth_router
 from moecl_verify.checks import runner
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.checks.evidence import ScalingEvidence
 
+SMOKE = PACK.budgets["smoke"]
+
 
 def test_lemma2_entries_and_slips(monkeypatch):
-    monkeypatch.setitem(smooth_router.GRID, "smoke", (F(-1, 2), F(0)))  # a smaller exact grid keeps the test fast
+    small = dataclasses.replace(SMOKE, lemma2_grid=(F(-1, 2), F(0)))
+    monkeypatch.setitem(PACK.budgets, "smoke", small)  # a smaller exact grid keeps the test fast
     run = runner.run(["lemma2"], budget="smoke", seed=0)
     verdicts = {r.config["part"]: r.verdict for r in run.results}
     assert verdicts == {
@@ -40,7 +45,7 @@ def test_smallest_counterexample_by_hand():
 def test_grid_ratio_matches_the_two_expert_formula():
     # pairs (h, h + eps(1, -1)) at h = 0: dp_1 = G(2 eps) - 1/2 with G(z) = 1/2 + z - z^2/2, so the ratio is
     # 2 - 2 eps, largest at eps = 1/8: 7/4 (the other grid points are further from equal outputs).
-    audit = smooth_router.grid_audit(2, "smoke")
+    audit = smooth_router.grid_audit(2, SMOKE.lemma2_grid)
     assert audit["worst_ratio"] == F(7, 4) and audit["max_diag"] == 1 and audit["rows_ok"]
     # sharpness: the ratio 2 - 2 eps approaches 2 / lambda = 2
     assert lemma2.sharpness(2) == [(e, 2 - 2 * e) for e in lemma2.SHARP_EPS]
@@ -63,10 +68,11 @@ def test_corollary_worst_case_matches_hand_formula():
 
 def test_cor1_entries_on_a_tiny_sweep(monkeypatch):
     monkeypatch.setattr(cor1, "SIGMA0", (0.4, 0.1, 0.025))
-    monkeypatch.setitem(cor1.COR_REPLICATES, "smoke", 6)
     monkeypatch.setattr(cor1, "COR_PAIRS", 1)
     monkeypatch.setattr(cor1, "BOOTSTRAP", 100)
-    out = cor1.measure_cor1(Context(budget=BUDGETS["smoke"], seed=0))
+    ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, cor1_replicates=6)
+    out = cor1.measure_cor1(ctx)
     # The measured entries are evidence (a fitted exponent against O(sigma0^2.75)), decided by the run.
     evidence = [e for e in out if str(e.config["part"]).startswith("measured")]
     assert len(evidence) == len(cor1.CONSTANTS)
@@ -94,9 +100,9 @@ def test_chunked_and_cached_grid_audit_is_one_pass_over_the_grid(tmp_path):
     from moecl_verify.numeric.cache import ResultCache
     from moecl_verify.numeric.chunks import ChunkRunner
 
-    one_pass = smooth_router.audit_points(3, smooth_router.grid_points(3, "smoke"))
+    one_pass = smooth_router.audit_points(3, smooth_router.grid_points(3, SMOKE.lemma2_grid))
     with ResultCache(tmp_path) as cache:
-        first = smooth_router.grid_audit(3, "smoke", ChunkRunner(cache=cache))
-        again = smooth_router.grid_audit(3, "smoke", ChunkRunner(cache=cache))
-        assert cache.stats.hits == len(smooth_router.GRID["smoke"])
+        first = smooth_router.grid_audit(3, SMOKE.lemma2_grid, ChunkRunner(cache=cache))
+        again = smooth_router.grid_audit(3, SMOKE.lemma2_grid, ChunkRunner(cache=cache))
+        assert cache.stats.hits == len(SMOKE.lemma2_grid)
     assert first == again == one_pass and one_pass["pairs"] == 3 * 3 * 4 * 2

@@ -4,7 +4,8 @@ import pytest
 
 from moecl_verify.checks import runner, stats
 from moecl_verify.packs.moe_cl.claims.exploration import lemma6
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.evidence import ScalingEvidence
 
 
@@ -25,7 +26,7 @@ def test_lemma6_entries_per_hidden_constant():
 
 
 def test_lemma6_measure_returns_scaling_evidence():
-    out = lemma6.measure(Context(budget=BUDGETS["smoke"], seed=0))
+    out = lemma6.measure(context_for(PACK, "smoke", 0))
     assert all(isinstance(e, ScalingEvidence) for e in out)
     assert [(e.config["part"], e.law, e.exponent, e.tolerance) for e in out] == [
         ("c = 1", "O", 0.5, 0.1), ("c = 0.5", "O", 0.5, 0.1)]

@@ -14,7 +14,8 @@ import pytest
 from moecl_verify.checks import decide
 from moecl_verify.packs.moe_cl.claims.beyond import (open_balance_outside_gradient, open_drift, open_rare_task, open_top2,
                                                open_unseen_task)
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.packs.moe_cl.experiments import open_questions as oq
 from moecl_verify.checks.model import ClaimResult, Measurement
 from moecl_verify.checks.registry import get
@@ -35,8 +36,8 @@ def tiny():
     short = {name: dataclasses.replace(r, T=TINY_T, event=TINY_EVENT, T1=min(r.T1, 30))
              for name, r in oq.REGIMES.items()}
     mp.setattr(oq, "REGIMES", short)
-    mp.setattr(oq, "REPLICATES", {**oq.REPLICATES, "smoke": TINY_R})
-    ctx = Context(budget=BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
+    ctx.sizes = dataclasses.replace(ctx.sizes, open_replicates=TINY_R)
     out = {m.CLAIM_ID: (m.measure(ctx), m.curves(ctx)) for m in MODULES}
     yield out, short
     mp.undo()
@@ -186,7 +187,7 @@ def test_c2_subtracts_the_purity_without_termination_from_the_purity_with_it(mon
         return runs
 
     monkeypatch.setattr(oq, "simulate", fake_simulate)
-    entries = c2.measure(Context(budget=BUDGETS["smoke"], seed=0))
+    entries = c2.measure(context_for(PACK, "smoke", 0))
     assert len(entries) == 2 * len(oq.REGIMES)
     for e in entries:
         (case,) = e.tests

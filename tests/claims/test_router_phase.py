@@ -1,5 +1,6 @@
 """Propositions 1 and 3, Lemmas 13-15: the decision rules on manufactured data, the exact steps, the plumbing."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,7 +15,8 @@ import moecl_verify.packs.moe_cl.claims.router.prop3 as prop3
 from moecl_verify.checks import stats
 from moecl_verify.packs.moe_cl.experiments import router_phase as rp
 from moecl_verify.packs.moe_cl.experiments.router_phase import chi2_uniform
-from moecl_verify.checks.context import BUDGETS, Context
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims, decide_entry
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow
 from moecl_verify.numeric.seeding import generator_for
@@ -101,7 +103,7 @@ def test_aux_weight_step_is_exact_and_holds_for_the_constants_run():
 
 def test_run_reconciles_a_refutation_another_constant_contradicts():
     """The parts the router-phase entries carry (", c = ...") let the run reconcile them across constants."""
-    ctx = Context(BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     flat, certain = _rows((0.5,) * 5, 400), _rows((1,) * 5, 200)
     entries = [rp.probability_entry(ctx, "x", "s", part, c, rows, "f", "event")
                for part, c, rows in (("a", 1.0, flat), ("a", 0.5, certain), ("b", 1.0, flat), ("b", 0.5, flat))]
@@ -112,7 +114,7 @@ def test_run_reconciles_a_refutation_another_constant_contradicts():
 
 
 def test_probability_entry_needs_three_testable_sigma0():
-    ctx = Context(BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     rows = [ProportionRow(0.4, 5, 10), ProportionRow(0.2, 0, 0), ProportionRow(0.1, 3, 10)]
     entry = rp.probability_entry(ctx, "x", "s", "a", 1.0, rows, "f", "event")
     assert entry.evidence_type == "exact" and entry.verdict == "inconclusive" and entry.p_value is None
@@ -124,7 +126,7 @@ def test_lemma13_gap_step_is_a_sign_criterion_when_a_mean_is_not_positive(monkey
     the criterion 'mean gap > 0 at every sigma0', refuted only where a mean is significantly negative."""
     for module in (rp, lemma13):
         monkeypatch.setattr(module, "SWEEP", (0.4, 0.2, 0.1))
-    ctx = Context(BUDGETS["smoke"], seed=0)
+    ctx = context_for(PACK, "smoke", 0)
     rng = np.random.default_rng(0)
     positive = [rng.normal(m, 0.01, 200) for m in (0.3, 0.2, 0.1)]
     negative = [rng.normal(m, 0.01, 200) for m in (0.3, 0.2, -0.05)]
@@ -146,12 +148,12 @@ def test_claims_end_to_end_on_a_small_sweep(monkeypatch):
     small = (0.4, 0.2, 0.1)
     for module in (rp, prop1, prop3, lemma13, lemma14):
         monkeypatch.setattr(module, "SWEEP", small)
-    monkeypatch.setattr(rp, "ALGORITHM1_REPLICATES", {"smoke": 6})
-    monkeypatch.setattr(rp, "PHASE_REPLICATES", {"smoke": 6})
     monkeypatch.setattr(rp, "POST_T1", 40)
 
     def run():
-        ctx = Context(BUDGETS["smoke"], seed=3)
+        ctx = context_for(PACK, "smoke", 3)
+        # six replicates of Algorithm 1 and of the phase runs (prop2's replicates, replayed)
+        ctx.sizes = dataclasses.replace(ctx.sizes, router_algorithm1_replicates=6, prop2_replicates=6)
         return {f.__name__: f(ctx) for f in (prop1.measure_prop1, prop3.measure_prop3, lemma13.measure_lemma13,
                                              lemma14.measure_lemma14, lemma15.measure_lemma15)}
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks import runner
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
@@ -27,7 +28,7 @@ def test_theorem1_verdicts_at_smoke():
     assert {"thm1.eq19.bound_fails", "thm1.late_forgetting_identity"} <= {s.id for s in run.slips}
     parts = [(r.id, r.config.get("part")) for r in run.results]
     assert len(parts) == len(set((r.id, r.form, r.config["features"], r.config.get("part")) for r in run.results))
-    pools = list(pool_indices("smoke"))
+    pools = list(pool_indices(PACK.budgets["smoke"]))
     for claim in ("thm1.forgetting_early", "thm1.forgetting_late"):
         assert (claim, "conditional on the routing") in parts
         assert {(claim, f"pool {k}") for k in pools} <= set(parts)
@@ -51,7 +52,7 @@ def test_pools_do_not_depend_on_the_replicate_seed():
             if res.p_value is not None and res.config["part"].startswith("pool"):
                 pool = thm1_runs.task_pool(res.config["pool"])
                 assert (res.config["S"], res.config["D"]) == (pool.S, pool.D)
-    pools = [thm1_runs.task_pool(k) for k in pool_indices("smoke")]
+    pools = [thm1_runs.task_pool(k) for k in pool_indices(PACK.budgets["smoke"])]
     assert not np.allclose(pools[0].W, pools[1].W)
     # The replicates do depend on the seed; on both seeds and both pools, eq. (20) fails under gaussian features.
     margins = {(run.meta["seed"], r.config["pool"]): (r.observed, r.stderr) for run in (first, second)

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks import runner
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq22_rhs, psi
@@ -31,7 +32,7 @@ def test_verdicts_at_smoke():
     by = {(r.id, r.config["features"], r.config.get("part")): r for r in run.results}
     assert len(by) == len(run.results)  # entries stay distinguishable
     assert by[("thm2.forgetting", "-", "eq. (21) as printed")].verdict == "not_checkable"
-    pools = list(pool_indices("smoke"))
+    pools = list(pool_indices(PACK.budgets["smoke"]))
     conditional = by[("thm2.generalization", "gaussian", "conditional on the routing")]
     assert conditional.p_value is None and conditional.config["pool"] == 0
     for k in pools:
@@ -48,7 +49,7 @@ def test_verdicts_at_smoke():
 
 def test_c5_margins_per_pool():
     run = runner.run(["c5"], budget="smoke", seed=0)
-    assert [r.config["part"] for r in run.results] == [f"pool {k}" for k in pool_indices("smoke")]
+    assert [r.config["part"] for r in run.results] == [f"pool {k}" for k in pool_indices(PACK.budgets["smoke"])]
     for res in run.results:
         delay, no_gain = res.horizons
         assert delay["case"].endswith("delay (freeze round)") and no_gain["case"].endswith("no gain (G_T)")

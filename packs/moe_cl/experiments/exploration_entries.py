@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, REPLICATES, SIGMA0, SIGMA_T, split_pools
+from moecl_verify.packs.moe_cl.budgets import Sizes
+from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, SIGMA0, SIGMA_T, split_pools
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config
 from moecl_verify.checks.model import ClaimResult
@@ -21,12 +22,12 @@ from moecl_verify.checks.scaling import ScalingFit, constant_group, fit_exponent
 from moecl_verify.numeric.seeding import generator_for
 
 
-def fit_exponent_batched(sigma0: list[float], samples: list[np.ndarray], rng: np.random.Generator, budget: str,
+def fit_exponent_batched(sigma0: list[float], samples: list[np.ndarray], rng: np.random.Generator, sizes: Sizes,
                          q: float | None = None, level: float = LEVEL, resamples: int = 2000) -> ScalingFit:
     """The mean (q None) or q-quantile scaling fit over the sweep's pools (:func:`checks.scaling.fit_exponent_pools`:
     pools, then replicates within pools, paired across sigma0) of per-replicate ``samples`` laid out as
     :func:`packs.moe_cl.experiments.exploration_sweep.simulate` returns them."""
-    by_pool = [split_pools(sample, budget) for sample in samples]
+    by_pool = [split_pools(sample, sizes) for sample in samples]
     per_pool = [[parts[k] for parts in by_pool] for k in range(len(by_pool[0]))]
     return fit_exponent_pools(sigma0, per_pool, rng, level=level, resamples=resamples, quantile=q,
                               parameter="sigma0")
@@ -38,15 +39,15 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
     """One scaling entry's evidence (one hidden constant): fitted exponent with its bootstrap standard error,
     decided against law(sigma0^k) by :mod:`moecl_verify.checks.decide`."""
     rng = generator_for(ctx.seed, "exploration", "bootstrap", claim_id, part, str(c))
-    fit = fit_exponent_batched(list(SIGMA0), samples, rng, ctx.budget.name, q=quantile)
+    fit = fit_exponent_batched(list(SIGMA0), samples, rng, ctx.sizes, q=quantile)
     stat = "mean" if quantile is None else f"q{quantile:g}"
     label = f"{part}, c = {c:g}"
     return ScalingEvidence(
         claim_id=claim_id, source=source, form=form, fit=fit, law=law, exponent=k, tolerance=tolerance,
         config={"features": BASE["features"], "part": label, **{k_: v for k_, v in BASE.items() if k_ != "features"},
                 "hidden_constant": c, "sigma0": list(SIGMA0), "sigma_t": SIGMA_T, "statistic": stat,
-                "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
-                **design_config(ctx.budget.name, REPLICATES[ctx.budget.name]),
+                "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed,
+                **design_config(ctx.sizes, ctx.sizes.exploration_replicates),
                 "means": [{"sigma0": s0, f"{'mean' if quantile is None else 'mean_q'}_{quantity}": m}
                           for s0, m in zip(SIGMA0, fit.means)],
                 **(extra or {})},

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.sweep_design import replicate_key, replicates_per_pool, sweep_pool, sweep_pools
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.chunks import Chunk
@@ -39,7 +40,8 @@ SIGMA_T = 0.1  # Appendix A.2's noise level
 # Lemma 1's reading of the noise level: fixed (Appendix A.2) or shrinking with sigma0 (= 0.1 at sigma0 = 0.4).
 READINGS = {"fixed": "sigma_t = 0.1", "scaled": "sigma_t = sigma0 / 4"}
 HORIZON = 2  # T = 2 T1: the whole exploration phase and as many router-learning rounds
-REPLICATES = {"smoke": 100, "standard": 600, "full": 3000}
+# The replicates per configuration, shared among the sweep's pools: the budget's exploration_replicates
+# (packs/moe_cl/budgets.py).
 CHUNK = 100
 QUANTILE = 0.9  # Lemma 8: "with probability at least 1 - delta", delta = 0.1
 LEVEL = 0.99  # the bootstrap interval recorded with each fit (verdicts face the run's Holm thresholds)
@@ -181,10 +183,10 @@ def constructed_pool(sigma0: float) -> TaskPool:
     return TaskPool(W=sigma0 * Z, V=Z)
 
 
-def split_pools(values: np.ndarray, budget: str) -> list[np.ndarray]:
+def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
     """Per-replicate values of :func:`simulate` split by pool (pool k's replicates are consecutive, the same
     replicates at every sigma0)."""
-    return np.split(np.asarray(values), len(sweep_pools(budget)))
+    return np.split(np.asarray(values), len(sweep_pools(sizes)))
 
 
 def summarize(trace: GateTrace, pool: TaskPool, cfg: MoEConfig, sigma0: float, pick_rng: np.random.Generator) -> dict:
@@ -271,12 +273,11 @@ def exploration_chunk(*, pool, cfg, size, T, sigma_t, sigma0, seed, key, index) 
 def simulate_constructed(ctx: Context, sigma0: float, c: float, reading: str = "scaled") -> dict:
     """:func:`simulate` on Lemma 7's :func:`constructed_pool` alone (exploration phase only, one pool's share of
     the budget's replicates, its own replicate streams)."""
-    budget = ctx.budget.name
 
     def compute() -> dict:
         cfg = config_for(sigma0, c)
         T1 = cfg.exploration_rounds
-        R = replicates_per_pool(REPLICATES[budget], budget)
+        R = replicates_per_pool(ctx.sizes.exploration_replicates, ctx.sizes)
         key = replicate_key("exploration", reading, "1/t", str(c), pool=CONSTRUCTED)
         chunks = [Chunk(exploration_chunk, dict(pool=constructed_pool(sigma0), cfg=cfg, size=min(CHUNK, R - start),
                                                 T=T1, sigma_t=sigma_t_for(reading, sigma0), sigma0=sigma0,
@@ -286,21 +287,20 @@ def simulate_constructed(ctx: Context, sigma0: float, c: float, reading: str = "
         parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
         return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
-    return ctx.shared(("exploration", CONSTRUCTED, reading, sigma0, c, ctx.seed, budget), compute)
+    return ctx.shared(("exploration", CONSTRUCTED, reading, sigma0, c, ctx.seed, ctx.budget.name), compute)
 
 
 def simulate(ctx: Context, sigma0: float, c: float, reading: str = "fixed", aux_factor: str = "1/t") -> dict:
     """Summaries of one configuration, computed once per run (ctx.shared) and concatenated over chunks."""
-    budget = ctx.budget.name
 
     def compute() -> dict:
         cfg = config_for(sigma0, c, aux_factor)
         T1 = cfg.exploration_rounds
         # Lemma 8's sensitivity run only needs the exploration phase.
         T = HORIZON * T1 if aux_factor == "1/t" else T1
-        R = replicates_per_pool(REPLICATES[budget], budget)
+        R = replicates_per_pool(ctx.sizes.exploration_replicates, ctx.sizes)
         chunks = []
-        for k in sweep_pools(budget):
+        for k in sweep_pools(ctx.sizes):
             # Keyed without sigma0: every sigma0 replays the same draws (common random numbers, sweep_design).
             key = replicate_key("exploration", reading, aux_factor, str(c), pool=k)
             chunks += [
@@ -313,9 +313,9 @@ def simulate(ctx: Context, sigma0: float, c: float, reading: str = "fixed", aux_
         label = f"exploration {reading} {aux_factor} sigma0={sigma0:g} c={c:g}"
         parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
         joined = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-        joined["pool"] = np.repeat(np.arange(len(sweep_pools(budget))), R)
+        joined["pool"] = np.repeat(np.arange(len(sweep_pools(ctx.sizes))), R)
         joined["T1"], joined["T"] = T1, T
         return joined
 
-    return ctx.shared(("exploration", reading, aux_factor, sigma0, c, ctx.seed, budget), compute)
+    return ctx.shared(("exploration", reading, aux_factor, sigma0, c, ctx.seed, ctx.budget.name), compute)
 

@@ -33,7 +33,6 @@ FIG2 = dict(
     T=2000, N=7, K=3, d=10, s=6, sigma0=SIGMA0, sigma_t=0.1, eta=0.5, alpha=0.5, lam=0.3,
     Gamma=SIGMA0**1.25, signal_scale=1.0, beta_max=1.0, features="definition1",
 )
-REPLICATES = {"smoke": 20, "standard": 100, "full": 400}
 # What the readers of these runs read (numeric.kept): the routed experts of every round and the freeze round
 # (Theorems 1-2 at Figure 2's configuration, Figure 2's "M = 20 converges later"), F_t and G_t at Theorem 1's
 # rounds (EARLY, LATE, T1) and at the figure's curve points (CURVE_ROUNDS, thinned to CURVE_POINTS), and at T.
@@ -150,7 +149,7 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
     keeps what its readers read (:func:`kept`)."""
 
     def compute():
-        R = REPLICATES[ctx.budget.name]
+        R = ctx.sizes.fig2_replicates
         label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
                  f" pool {pool}")
         cfg = moe_config(M, termination)

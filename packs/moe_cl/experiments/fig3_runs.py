@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl.budgets import BUDGETS
 from moecl_verify.packs.moe_cl.experiments.model_readings import SIGMA0_CONVENTION
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric import digit_tasks
@@ -44,20 +45,17 @@ S = 100  # training samples per round (stated)
 LR = 0.2  # SGD learning rate (stated)
 EPOCHS = 80  # per round (paper: 600); chosen by the epochs ladder in docs/design.md, checked in every run
 BATCH = 10  # minibatch
-ROUNDS = {"smoke": 24, "standard": 50, "full": 60}  # T (not stated); smoke ends before M = 7's gate freezes
+# The rounds T, the replicates and the epochs check's size of each budget: packs/moe_cl/budgets.py (fig3_*).
 WIDTHS = dict(conv1=4, conv2=8, fc1=64, fc2=32)
 DIGITS_TEST = 600  # scikit-learn digits held out for testing
 TEST_SIZE = {"digits": 200, "mnist": 1000}  # test images per task (paper: 1,000)
 MNIST_D = 14  # MNIST's 28 x 28 averaged over 2 x 2 blocks
 DATA_SEED = 2024
-REPLICATES = {"smoke": 2, "standard": 6, "full": 20}
-CHECK_REPLICATES = {"smoke": 2, "standard": 4, "full": 8}  # replicates of the epochs check at 2 x EPOCHS
 CHUNK = 2  # replicates per cached chunk
 KEEP = ("forgetting", "generalization", "freeze_round", "chosen", "tasks")  # what a chunk returns
 REQUIRED = ("jax", "sklearn")  # sklearn only for the bundled digits
 INSTALL = 'pip install ".[dnn]"'
 CHECK_M = 4  # the configuration of the epochs check: M = 4 with termination, per checked definition
-CHECK_DEFINITIONS = {"smoke": ("mirrors",), "standard": ("mirrors",), "full": DEFINITIONS}
 # The epochs check's tolerance: doubling the epochs may move a round's errors, F_T and G_T by at most this share of
 # their level (epoch_check_one, settled_status).
 SETTLED_WITHIN = 0.10
@@ -132,9 +130,10 @@ INTERPRETATIONS = (
         id="fig3.scale",
         location="Section 6, Figure 3; Appendix A.1 (100 minutes for Figure 3)",
         issue="The number of rounds T and of repetitions are not given; 1,000 test samples per task.",
-        choice=f"Reduction: T = {ROUNDS['smoke']} / {ROUNDS['standard']} / {ROUNDS['full']} rounds and "
-        f"{REPLICATES['smoke']} / {REPLICATES['standard']} / "
-        f"{REPLICATES['full']} independent replicates at the smoke / standard / full budget (at smoke, M = 7's gate "
+        choice=f"Reduction: T = {BUDGETS['smoke'].fig3_rounds} / {BUDGETS['standard'].fig3_rounds} / "
+        f"{BUDGETS['full'].fig3_rounds} rounds and "
+        f"{BUDGETS['smoke'].fig3_replicates} / {BUDGETS['standard'].fig3_replicates} / "
+        f"{BUDGETS['full'].fig3_replicates} independent replicates at the smoke / standard / full budget (at smoke, M = 7's gate "
         "has not frozen by the last round); "
         f"{TEST_SIZE['digits']} test images per task on the bundled digits (1,000 on MNIST), a fixed test set per "
         "task; each round draws its 100 training images afresh from the task's training pool.",
@@ -195,7 +194,7 @@ def parameters(task_set: digit_tasks.TaskSet) -> dict:
 
 def rounds(ctx: Context) -> int:
     """T, the rounds of every Figure 3 run at the context's budget."""
-    return ROUNDS[ctx.budget.name]
+    return ctx.sizes.fig3_rounds
 
 
 def engine_config(task_set: digit_tasks.TaskSet, M: int, T: int, epochs: int | None = None, probe_epochs: int = 0):
@@ -223,7 +222,7 @@ def run(ctx: Context, definition: str, M: int, epochs: int | None = None, replic
     ``probe_errors`` (R, T, N), the routed expert's errors after the round's first probe_epochs epochs."""
     from moecl_verify.numeric import dnn, dnn_moe
 
-    R = REPLICATES[ctx.budget.name] if replicates is None else replicates
+    R = ctx.sizes.fig3_replicates if replicates is None else replicates
     epochs = EPOCHS if epochs is None else epochs  # read when called, not when defined
 
     def compute():
@@ -308,7 +307,7 @@ def epoch_check_one(ctx: Context, definition: str) -> dict:
     from scipy import stats as sps
 
     M = CHECK_M
-    R = min(CHECK_REPLICATES[ctx.budget.name], REPLICATES[ctx.budget.name])
+    R = min(ctx.sizes.fig3_check_replicates, ctx.sizes.fig3_replicates)
     base = run(ctx, definition, M)["on"]
     more = run(ctx, definition, M, epochs=2 * EPOCHS, replicates=R, without_termination=False,
                probe_epochs=EPOCHS)["on"]
@@ -344,8 +343,8 @@ def epoch_check_one(ctx: Context, definition: str) -> dict:
 
 
 def epoch_check(ctx: Context) -> list[dict]:
-    """:func:`epoch_check_one` for each definition the budget checks (``CHECK_DEFINITIONS``)."""
-    return [epoch_check_one(ctx, definition) for definition in CHECK_DEFINITIONS[ctx.budget.name]]
+    """:func:`epoch_check_one` for each definition the budget checks (``ctx.sizes.fig3_check_definitions``)."""
+    return [epoch_check_one(ctx, definition) for definition in ctx.sizes.fig3_check_definitions]
 
 
 def setting(ctx: Context, definition: str) -> dict:
@@ -373,6 +372,6 @@ def setting(ctx: Context, definition: str) -> dict:
         "Gamma": p["Gamma"],
         "T1": {str(M): int(math.ceil(M / p["eta"] - 1e-12)) for M in EXPERTS},
         "gate_input_cosines": digit_tasks.input_cosines(task_set),
-        "replicates": REPLICATES[ctx.budget.name],
+        "replicates": ctx.sizes.fig3_replicates,
         "seed": ctx.seed,
     }

@@ -37,7 +37,6 @@ LARGE = ("sigma0^0.75", "sigma0")  # Gamma > lambda
 SMALL = ("sigma0^1.25", "sigma0^1.5")  # Gamma <= lambda
 BASE = dict(T=2000, M=5, K=3, d=10, s=6, sigma0=SIGMA0, sigma_t=0.1, eta=0.5, alpha=0.5, lam=SIGMA0**1.25)
 FIG4_N, FIG5_N = 6, 30
-REPLICATES = {"smoke": 20, "standard": 100, "full": 400}
 
 INTERPRETATIONS = MOE_INTERPRETATIONS + (
     Interpretation(
@@ -75,7 +74,7 @@ def run(ctx: Context, N: int, gamma_name: str, pool: int = 0):
         return simulate_moe(
             tasks,
             cfg,
-            R=REPLICATES[ctx.budget.name],
+            R=ctx.sizes.fig45_replicates,
             T=BASE["T"],
             s=BASE["s"],
             sigma_t=BASE["sigma_t"],
@@ -118,7 +117,7 @@ def measurement(ctx, claim_id, source, criterion, tests, N, pool: int = 0) -> Me
     config = dict(BASE)
     config.update(
         part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, N=N, Gammas=GAMMAS,
-        replicates=REPLICATES[ctx.budget.name], seed=ctx.seed, freeze=freeze_table(ctx, N, pool),
+        replicates=ctx.sizes.fig45_replicates, seed=ctx.seed, freeze=freeze_table(ctx, N, pool),
     )
     return Measurement(
         claim_id=claim_id,

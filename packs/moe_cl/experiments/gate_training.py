@@ -1,6 +1,6 @@
 """Proposition 2's sweeps: the gate keeps training (no termination) to t1 or t2, gaps measured on the signals.
 
-Sweep: sigma0 in {0.4, 0.2, 0.1, 0.05, 0.025} (larger budgets reach further down, :data:`SWEEPS`),
+Sweep: sigma0 in {0.4, 0.2, 0.1, 0.05, 0.025} (larger budgets reach further down, :func:`sweep`),
 eta = alpha = c sigma0^0.5, lambda = Gamma = c sigma0^1.25 with hidden constant c in :data:`CONSTANTS`,
 no termination, v_n = w_n / sigma0, N = 3, M = 6, Definition 1 features (:data:`BASE`).  Pools and
 replicates follow :mod:`packs.moe_cl.experiments.sweep_design`: several pools drawn from their own seed, each run
@@ -24,18 +24,24 @@ import math
 import numpy as np
 
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_CHUNK, replicate_key, replicates_per_pool,
                                                            sweep_pool, sweep_pools)
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)  # the smoke sweep; larger budgets reach further down
-# Each budget's sweep (the rounds t1, t2 grow like sigma0^-0.75 and sigma0^-1.25, so the full budget
-# reaches the smallest sigma0).  The report's scaling table states each entry's range.
-SWEEPS = {"smoke": SIGMA0, "standard": SIGMA0 + (0.0125, 0.00625, 0.003125, 0.0015625),
-          "full": SIGMA0 + (0.0125, 0.00625, 0.003125, 0.0015625)}
+# The deepest sweep; a budget sweeps its first ``prop2_sweep_depth`` values (packs/moe_cl/budgets.py): the rounds
+# t1, t2 grow like sigma0^-0.75 and sigma0^-1.25, so only the larger budgets reach the smallest sigma0.  The
+# report's scaling table states each entry's range.
+SWEEP_SIGMA0 = SIGMA0 + (0.0125, 0.00625, 0.003125, 0.0015625)
 CONSTANTS = (1.0, 0.5)  # the hidden constant c of eta = alpha = c sigma0^0.5, lambda = Gamma = c sigma0^1.25
 BASE = dict(N=3, M=6, d=10, s=6, sigma_t=0.1, features="definition1")
-REPLICATES = {"smoke": 30, "standard": 300, "full": 1000}
+
+
+def sweep(sizes: Sizes) -> tuple[float, ...]:
+    """The sigma0 Proposition 2 sweeps at a run whose budget buys ``sizes``: the first ``prop2_sweep_depth`` of
+    :data:`SWEEP_SIGMA0`."""
+    return SWEEP_SIGMA0[:sizes.prop2_sweep_depth]
 
 
 def gaps(theta: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
@@ -72,11 +78,11 @@ def measure_at(ctx: Context, sigma0: float, which: str, c: float) -> dict:
         power = 0.25 if which == "t1" else 0.75
         T = int(math.ceil(BASE["M"] / (eta * sigma0**power)))
         per_pool = []
-        for k in sweep_pools(ctx.budget.name):
+        for k in sweep_pools(ctx.sizes):
             pool = sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
             # Keyed without sigma0 and without the horizon: the t1 run is the first t1 rounds of the t2 run,
             # and every sigma0 replays the same draws.
-            run = simulate_moe(pool, cfg, R=replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name), T=T,
+            run = simulate_moe(pool, cfg, R=replicates_per_pool(ctx.sizes.prop2_replicates, ctx.sizes), T=T,
                                s=BASE["s"], features=BASE["features"], sigma_t=BASE["sigma_t"], seed=ctx.seed,
                                key=replicate_key("prop2", str(c), pool=k), chunk_size=SWEEP_CHUNK,
                                progress=lambda done, total: ctx.progress(

@@ -31,6 +31,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
+from moecl_verify.packs.moe_cl.budgets import BUDGETS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
 from moecl_verify.checks.stats import MeanTest
@@ -41,7 +42,7 @@ from moecl_verify.numeric.pool import TaskPool, make_pool
 from moecl_verify.numeric.seeding import generator_for
 
 SOURCE = "Beyond the paper: a question an independent reviewer's reading raises"
-REPLICATES = {"smoke": 30, "standard": 200, "full": 1000}
+# The replicates per regime, pool and variant: the budget's open_replicates (packs/moe_cl/budgets.py).
 BINS = 40  # round windows of the curves in the artifacts
 Z99 = 2.576  # bands of the curves: mean +- Z99 s.e.
 BIAS_RATES = (0.01, 0.1, 1.0)  # loss-free bias rate u as multiples of the regime's lambda
@@ -382,11 +383,11 @@ def simulate(ctx: Context, question: str, variants: tuple[Variant, ...]) -> dict
     pools; all chunks go to the runner at once (so they share the workers), shared through ``ctx.shared``."""
 
     def compute():
-        R = REPLICATES[ctx.budget.name]
+        R = ctx.sizes.open_replicates
         plan, chunks = [], []
         for regime in REGIMES.values():
             edges = bin_edges(regime.T)
-            for k in pool_indices(ctx.budget.name):
+            for k in pool_indices(ctx.sizes):
                 pool = regime.pool(k)
                 size = bounded_chunk_size(regime.T, regime.d, regime.s, cap=100)
                 for v in variants:
@@ -441,7 +442,7 @@ def measurement(ctx: Context, claim_id: str, regime: Regime, pool: int, part: st
     if not kept:
         raise RuntimeError(f"{claim_id} ({part}, {regime.name}, pool {pool}): no case has two replicates")
     config = {"part": f"{part}, {regime.name} regime, pool {pool}", "pool": pool, "pool_seed": POOL_SEED,
-              "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed, **regime.as_config(), **extra}
+              "replicates": ctx.sizes.open_replicates, "seed": ctx.seed, **regime.as_config(), **extra}
     if len(kept) < len(tests):
         config["cases_without_data"] = len(tests) - len(kept)
     return Measurement(claim_id=claim_id, source=SOURCE, kind="experiment", form="stated", config=config,
@@ -619,6 +620,7 @@ def regime_notes() -> str:
     """Where the open questions' runs are measured: both regimes, the pools."""
     return ("Two regimes, reported apart (interpretation open.regimes): the paper's Figure 2 hyperparameters, "
             "where the gate does not specialize, and a regime where it does, chosen by a documented search "
-            "(open.regime_search). Measured on task pools " + ", ".join(str(k) for k in pool_indices("standard"))
-            + f" (pool seed {POOL_SEED}; " + ", ".join(str(k) for k in pool_indices("full")) + " at the full "
+            "(open.regime_search). Measured on task pools "
+            + ", ".join(str(k) for k in pool_indices(BUDGETS["standard"]))
+            + f" (pool seed {POOL_SEED}; " + ", ".join(str(k) for k in pool_indices(BUDGETS["full"])) + " at the full "
             "budget), one entry per pool.")

@@ -7,12 +7,14 @@ is its own entry (config ``pool``, ``pool_seed``): a refutation names the pool i
 pool can be rebuilt from the recorded seed and index; a claim is confirmed only on the pools tried.
 """
 
+from moecl_verify.packs.moe_cl.budgets import BUDGETS, Sizes
+
 POOL_SEED = 2024
-POOLS = {"smoke": 2, "standard": 2, "full": 4}
 
 
-def pool_indices(budget: str) -> range:
-    return range(POOLS[budget])
+def pool_indices(sizes: Sizes) -> range:
+    """The task pools of a run whose budget buys ``sizes`` (``ctx.sizes``): 0 .. task_pools - 1."""
+    return range(sizes.task_pools)
 
 
 def pool_config(k: int) -> dict:
@@ -21,7 +23,8 @@ def pool_config(k: int) -> dict:
 
 
 POOL_NOTE = (
-    "Measured on " + ", ".join(f"{k} task pools at the {budget} budget" for budget, k in POOLS.items())
+    "Measured on " + ", ".join(f"{sizes.task_pools} task pools at the {budget} budget"
+                               for budget, sizes in BUDGETS.items())
     + f", drawn independently of the replicate seed (pool seed {POOL_SEED}); each pool is its own entry (part "
     "'pool k'), a refutation names the pool it was found on, and confirmed means the statement holds on the "
     "pools tried."

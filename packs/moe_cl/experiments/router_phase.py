@@ -45,7 +45,8 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, REPLICATES as PHASE_REPLICATES, SIGMA0
+from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, SIGMA0
+from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
@@ -64,7 +65,6 @@ SWEEP = SIGMA0 + (0.0125, 0.00625)
 POST_T1 = 300  # rounds after T1 in the Algorithm 1 runs: ~100 arrivals per task after the gate freezes
 STILL = 1e-20  # squared moves below STILL * mean ||w_n||^2 are no move; an exact fixed point of eq. (5) moves < 1e-28
 MIN_EXPECTED = 5.0  # chi-square cells need an expected count of at least 5
-ALGORITHM1_REPLICATES = {"smoke": 30, "standard": 200, "full": 1000}
 # "With probability 1 - o(1)" is decided by ProportionEvidence's "vanishing" rule (its module states the
 # thresholds on the failure probability and its exponent), at the threshold Holm gives the entry.
 
@@ -123,9 +123,9 @@ def _pool(k: int, sigma0: float) -> TaskPool:
     return sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
 
 
-def split_pools(values: np.ndarray, budget: str) -> list[np.ndarray]:
+def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
     """Per-replicate values of a summary split by pool (pool k's replicates are consecutive)."""
-    return np.split(np.asarray(values), len(sweep_pools(budget)))
+    return np.split(np.asarray(values), len(sweep_pools(sizes)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,15 +200,15 @@ def _run_chunks(ctx: Context, fn, sigma0: float, cfg: MoEConfig, R: int, T: int,
     pool k's in consecutive rows, each pool in the sweep's fixed chunks keyed without sigma0 (so every sigma0 replays
     the same draws), computed or read from the results cache by the run's chunk runner; ``pool`` holds each
     replicate's pool."""
-    per_pool = replicates_per_pool(R, ctx.budget.name)
+    per_pool = replicates_per_pool(R, ctx.sizes)
     chunks = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         chunks += [Chunk(fn, dict(pool=_pool(k, sigma0), cfg=cfg, size=size, T=T, seed=ctx.seed,
                                   key=replicate_key(*key, pool=k), index=i), size=size)
                    for i, size in enumerate(chunk_sizes(per_pool, SWEEP_CHUNK))]
     parts = ctx.runner.run(chunks, lambda done, total: ctx.progress(label, done, total))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    out["pool"] = np.repeat(np.arange(len(sweep_pools(ctx.budget.name))), per_pool)
+    out["pool"] = np.repeat(np.arange(len(sweep_pools(ctx.sizes))), per_pool)
     return out
 
 
@@ -218,7 +218,7 @@ def algorithm1(ctx: Context, sigma0: float, c: float) -> Algorithm1Summary:
     def compute():
         cfg = config(sigma0, c, termination=True)
         T = cfg.exploration_rounds + POST_T1
-        a = _run_chunks(ctx, _algorithm1_chunk, sigma0, cfg, ALGORITHM1_REPLICATES[ctx.budget.name], T,
+        a = _run_chunks(ctx, _algorithm1_chunk, sigma0, cfg, ctx.sizes.router_algorithm1_replicates, T,
                         ("router_phase", "algorithm1", str(c)), f"Algorithm 1 sigma0={sigma0:g} c={c:g}")
         routing = FrozenRouting(**{name: a[f"routing.{name}"] for name in _ROUTING_FIELDS})
         p = np.array([stats.chi2_sf(x, int(k)) if k else np.nan for x, k in zip(routing.chi2, routing.df)])
@@ -237,7 +237,8 @@ def phase(ctx: Context, sigma0: float, c: float) -> PhaseSummary:
     def compute():
         cfg = config(sigma0, c, termination=False)
         T = t1_round(sigma0, c)
-        a = _run_chunks(ctx, _phase_chunk, sigma0, cfg, PHASE_REPLICATES[ctx.budget.name], T,
+        # prop2's t1 runs replayed per round: prop2's replicates, the same draws
+        a = _run_chunks(ctx, _phase_chunk, sigma0, cfg, ctx.sizes.prop2_replicates, T,
                         ("router_phase", "phase", str(c)), f"router phase sigma0={sigma0:g} c={c:g}")
         return PhaseSummary(T1=cfg.exploration_rounds, t1=T, **a)
 
@@ -318,7 +319,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
                   extra: dict | None = None, note: str = "") -> ScalingEvidence:
     """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden
     constant c."""
-    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.budget.name) for x in samples]
+    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.sizes) for x in samples]
     per_pool = [[parts[p] for parts in by_pool] for p in range(len(by_pool[0]))]
     # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
     fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)),
@@ -327,7 +328,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
     return ScalingEvidence(
         claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-                "seed": ctx.seed, **design_config(ctx.budget.name, len(samples[0])),
+                "seed": ctx.seed, **design_config(ctx.sizes, len(samples[0])),
                 "means": [{"sigma0": s0, "mean": m, "used_replicates": n}
                           for s0, m, n in zip(SWEEP, fit.means, used)], **(extra or {})},
         what=f"{what} (hidden constant c = {c:g})", formula=formula,

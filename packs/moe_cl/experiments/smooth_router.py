@@ -3,7 +3,7 @@
 p_m = P(argmax_m' (h_m' + r^(m')) = m) with r^(m') i.i.d. Uniform[0, lambda], computed exactly as a
 piecewise-polynomial integral (:mod:`theory.routing`).  By exact scale invariance p(c h, c lambda) =
 p(h, lambda), so the audit runs at lambda = 1 over a grid of relative outputs x_m = h_m / lambda
-(x_0 = 0, the others over :data:`GRID`) and pairs (h, h + eps s) with eps in :data:`STEPS` and sign
+(x_0 = 0, the others over the budget's grid) and pairs (h, h + eps s) with eps in :data:`STEPS` and sign
 vectors s.  It records the largest ratio ||p - p_hat||_inf / ||h - h_hat||_inf, the Jacobian's sign
 pattern and largest diagonal entry, and the ratios behind the proof's steps 3-4.  The grid is split
 into cacheable chunks.  Used by :mod:`packs.moe_cl.claims.router.lemma2`; :data:`MS` (the numbers of experts
@@ -23,12 +23,8 @@ from moecl_verify.numeric.chunks import Chunk, ChunkRunner
 from moecl_verify.theory.routing import jacobian, routing_probabilities, switch_probability
 
 MS = (2, 3, 4)
-# Relative gate outputs x_m = h_m / lambda of the exact grid (x_0 = 0; the others range over GRID).
-GRID = {
-    "smoke": (Fraction(-1, 2), Fraction(0), Fraction(1, 3)),
-    "standard": (Fraction(-1), Fraction(-1, 2), Fraction(0), Fraction(1, 3), Fraction(1)),
-    "full": tuple(Fraction(k, 4) for k in range(-6, 7)) + (Fraction(1, 3),),
-}
+# The relative gate outputs x_m = h_m / lambda of the exact grid (x_0 = 0, the others over the grid) are the
+# budget's ``lemma2_grid`` (packs/moe_cl/budgets.py): the callers pass it.
 STEPS = (Fraction(1, 8), Fraction(1, 2))  # perturbation sizes eps of the grid pairs (lambda = 1)
 
 
@@ -37,9 +33,8 @@ def inf_norm(v) -> Fraction:
     return max(abs(x) for x in v)
 
 
-def grid_points(M: int, budget: str, first: int | None = None):
-    """Base outputs (lambda = 1): x_0 = 0, x_1..x_{M-1} over the grid (with x_1 = GRID[first] if given)."""
-    grid = GRID[budget]
+def grid_points(M: int, grid: tuple[Fraction, ...], first: int | None = None):
+    """Base outputs (lambda = 1): x_0 = 0, x_1..x_{M-1} over ``grid`` (with x_1 = grid[first] if given)."""
     heads = grid if first is None else (grid[first],)
     for head in heads:
         for rest in itertools.product(grid, repeat=M - 2):
@@ -83,10 +78,11 @@ def audit_points(M: int, points) -> dict:
 FRACTIONS = ("worst_ratio", "max_diag", "worst_switch_ratio")
 
 
-def grid_audit_chunk(*, M: int, budget: str, first: int) -> dict:
-    """One part of the grid (x_1 = GRID[budget][first]) as a cacheable chunk: the partial audit as JSON text
-    in a 0-d unicode array, Fractions as 'p/q' strings (read back with Fraction(str), nothing evaluated)."""
-    audit = audit_points(M, grid_points(M, budget, first))
+def grid_audit_chunk(*, M: int, grid: tuple[str, ...], first: int) -> dict:
+    """One part of the grid (x_1 = grid[first]) as a cacheable chunk: the grid comes as 'p/q' strings (a chunk's
+    arguments are JSON), the partial audit goes back as JSON text in a 0-d unicode array, Fractions as 'p/q'
+    strings too (read back with Fraction(str), nothing evaluated)."""
+    audit = audit_points(M, grid_points(M, tuple(Fraction(x) for x in grid), first))
     text = {k: str(audit[k]) for k in FRACTIONS}
     text["worst_pair"] = None if audit["worst_pair"] is None else [[str(v) for v in h] for h in audit["worst_pair"]]
     text.update({k: audit[k] for k in ("M", "pairs", "rows_ok", "step4_first_ok")})
@@ -102,9 +98,9 @@ def read_audit(arrays: dict) -> dict:
     return audit
 
 
-def grid_audit(M: int, budget: str, runner: ChunkRunner | None = None,
+def grid_audit(M: int, grid: tuple[Fraction, ...], runner: ChunkRunner | None = None,
                progress: Callable[[int, int], object] | None = None) -> dict:
-    """Exact checks over the grid of pairs (h, h + eps s), lambda = 1.
+    """Exact checks over the pairs (h, h + eps s), lambda = 1, with h's relative outputs over ``grid``.
 
     Returns the largest ratio ||p - p_hat||_inf / ||h - h_hat||_inf (with the first pair attaining it), the
     largest diagonal Jacobian entry, whether the Jacobian rows have the sign pattern and zero sums, and the
@@ -112,8 +108,9 @@ def grid_audit(M: int, budget: str, runner: ChunkRunner | None = None,
     run in parallel and cache like simulation chunks; parts are merged in grid order, so the result (the
     first worst pair included) is that of one pass over the grid.
     """
-    size = len(GRID[budget]) ** (M - 2)
-    chunks = [Chunk(grid_audit_chunk, dict(M=M, budget=budget, first=i), size=size) for i in range(len(GRID[budget]))]
+    size = len(grid) ** (M - 2)
+    text = tuple(str(x) for x in grid)
+    chunks = [Chunk(grid_audit_chunk, dict(M=M, grid=text, first=i), size=size) for i in range(len(grid))]
     parts = [read_audit(a) for a in (runner or ChunkRunner()).run(chunks, progress)]
     merged = dict(parts[0])
     for part in parts[1:]:

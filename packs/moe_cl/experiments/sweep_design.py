@@ -11,10 +11,10 @@ and Lemmas 13-15).
   is paired with replicate r at every other, and the exponent is fitted on paired data: pool-to-pool and
   draw-to-draw noise no longer moves the local exponents between neighbouring sigma0.
 * **Pools as the outer level.**  The statements hold for every admissible pool of ground truths, so a sweep
-  runs :data:`SWEEP_POOLS` pools, drawn from their own seed (``POOL_SEED``, independent of ``--seed``), each
-  with an equal share of the budget's replicates.  The bootstrap of the exponent
-  (:func:`checks.scaling.fit_exponent_pools`) resamples pools, then replicates within each drawn pool, paired
-  across sigma0, so the exponent's standard error carries both levels.  A verdict speaks for the pools tried
+  runs the budget's ``sweep_pools`` pools (:mod:`packs.moe_cl.budgets`), drawn from their own seed
+  (``POOL_SEED``, independent of ``--seed``), each with an equal share of the budget's replicates.  The
+  bootstrap of the exponent (:func:`checks.scaling.fit_exponent_pools`) resamples pools, then replicates
+  within each drawn pool, paired across sigma0, so the exponent's standard error carries both levels.  A verdict speaks for the pools tried
   (their average curve), and names them.
 """
 
@@ -22,23 +22,24 @@ from __future__ import annotations
 
 import math
 
+from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.numeric.pool import TaskPool, make_pool
 from moecl_verify.numeric.seeding import generator_for
 
-SWEEP_POOLS = {"smoke": 2, "standard": 4, "full": 8}
 # Replicates per chunk along a sweep: fixed, since the chunking is part of the streams (a chunk size that
 # varied with the horizon would break the pairing across sigma0); streamed draws keep memory bounded.
 SWEEP_CHUNK = 1000
 
 
-def sweep_pools(budget: str) -> range:
-    return range(SWEEP_POOLS[budget])
+def sweep_pools(sizes: Sizes) -> range:
+    """The pools of a sweep at a run whose budget buys ``sizes`` (``ctx.sizes``)."""
+    return range(sizes.sweep_pools)
 
 
-def replicates_per_pool(total: int, budget: str) -> int:
-    """The budget's replicates of a sweep point, shared equally by its pools (rounded up)."""
-    return int(math.ceil(total / SWEEP_POOLS[budget]))
+def replicates_per_pool(total: int, sizes: Sizes) -> int:
+    """``total`` replicates of a sweep point, shared equally by the sweep's pools (rounded up)."""
+    return int(math.ceil(total / sizes.sweep_pools))
 
 
 def sweep_pool(claim: str, k: int, *, N: int, d: int, sigma0: float) -> TaskPool:
@@ -54,10 +55,10 @@ def replicate_key(claim: str, *parts: str, pool: int) -> tuple:
     return (claim, *parts, "pool", pool)
 
 
-def design_config(budget: str, total: int) -> dict:
+def design_config(sizes: Sizes, total: int) -> dict:
     """What an entry records of the design."""
-    return {"pools": SWEEP_POOLS[budget], "pool_seed": POOL_SEED,
-            "replicates_per_pool": replicates_per_pool(total, budget), "common_random_numbers": True}
+    return {"pools": sizes.sweep_pools, "pool_seed": POOL_SEED,
+            "replicates_per_pool": replicates_per_pool(total, sizes), "common_random_numbers": True}
 
 
 DESIGN_NOTE = ("Sweep design: {pools} task pools (pool seed {seed}, independent of --seed), each one base pool "

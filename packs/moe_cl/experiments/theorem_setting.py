@@ -36,14 +36,14 @@ def kept(config: dict, cfg: MoEConfig, rounds_read: dict[str, tuple[int, ...]]) 
                                      for name in ("forgetting", "generalization")})
 
 
-def run(ctx: Context, name: str, config: dict, replicates: dict, task_pool: Callable[[int], TaskPool],
+def run(ctx: Context, name: str, config: dict, replicates: int, task_pool: Callable[[int], TaskPool],
         features: str, k: int, rounds_read: dict[str, tuple[int, ...]]):
-    """(pool k, configuration, simulation) of the setting ``name``; the simulation keeps F_t and G_t at the
-    rounds ``rounds_read`` names (see :func:`kept`)."""
+    """(pool k, configuration, simulation of ``replicates`` replicates) of the setting ``name``; the simulation
+    keeps F_t and G_t at the rounds ``rounds_read`` names (see :func:`kept`)."""
     def compute():
         pool = task_pool(k)
         cfg = moe_config(config)
-        simulated = simulate_moe(pool, cfg, R=replicates[ctx.budget.name], T=config["T"], s=config["s"],
+        simulated = simulate_moe(pool, cfg, R=replicates, T=config["T"], s=config["s"],
                                  features=features, sigma_t=config["sigma_t"], seed=ctx.seed, key=(name, features, k),
                                  chunk_size=1000, runner=ctx.runner, keep=kept(config, cfg, rounds_read),
                                  progress=lambda done, total: ctx.progress(f"{name} {features} pool {k}", done, total))

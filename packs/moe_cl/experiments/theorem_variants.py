@@ -33,7 +33,7 @@ def variant(ctx: Context, module, M: int, k: int, features: str = "definition1")
         pool = module.task_pool(k)
         c = module.CONFIG
         final = (c["T"],)
-        run = simulate_moe(pool, module.moe_config(M), R=module.REPLICATES[ctx.budget.name], T=c["T"], s=c["s"],
+        run = simulate_moe(pool, module.moe_config(M), R=module.replicates(ctx), T=c["T"], s=c["s"],
                            features=features, sigma_t=c["sigma_t"], seed=ctx.seed,
                            key=("insights", module.VARIANT_KEY, M, features, k), chunk_size=1000,
                            keep=Keep(whole=("freeze_round",), rounds={"forgetting": final, "generalization": final}),

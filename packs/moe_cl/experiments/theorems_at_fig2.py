@@ -25,7 +25,7 @@ from __future__ import annotations
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
-from moecl_verify.packs.moe_cl.experiments.fig2_runs import EARLY, FIG2, LATE, REPLICATES
+from moecl_verify.packs.moe_cl.experiments.fig2_runs import EARLY, FIG2, LATE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs, eq22_rhs, psi
 from moecl_verify.checks.model import HorizonTest, Measurement, bound_case
@@ -38,7 +38,7 @@ R_RATIO = 1 - FIG2["s"] / FIG2["d"]
 def _settings(ctx: Context, M: int):
     """(pool index, pool, configuration, run) for each task pool of the budget."""
     cfg = fig2_runs.moe_config(M, True)
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         yield k, fig2_runs.pool(ctx, FIG2["signal_scale"], True, pool=k), cfg, fig2_runs.run(ctx, M, True, pool=k)
 
 
@@ -47,7 +47,7 @@ def _config(ctx, pool, cfg, M, horizons, k: int) -> dict:
             "pool_seed": POOL_SEED,
             **{key: v for key, v in FIG2.items() if key != "features"}, "M": M, "T1": cfg.exploration_rounds,
             "t": list(horizons), "r": R_RATIO, "S": pool.S, "D": pool.D,
-            "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed}
+            "replicates": ctx.sizes.fig2_replicates, "seed": ctx.seed}
 
 
 def _measurement(claim_id, kind, config, tests, scale, formula, positive: bool) -> Measurement:

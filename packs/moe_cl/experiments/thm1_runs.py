@@ -7,9 +7,10 @@ sigma0^1.25, v_n = 2.5 w_n (= w_n / sigma0, so that ||v_n||_inf = O(1)), T1 = 20
 T = 200; both feature models.
 
 Pools (:mod:`packs.moe_cl.experiments.pools`): the theorem is stated for every admissible pool of ground truths,
-so it is run on ``POOLS[budget]`` pools. Pool k is drawn from ``generator_for(POOL_SEED, "thm1", "pool", k)``,
-independently of the replicate seed; the replicates of pool k draw from ``ctx.seed`` with k appended to
-their stream key. Each pool gives its own entries (config ``pool``, ``pool_seed``, part ``pool k``).
+so it is run on the budget's ``task_pools`` pools. Pool k is drawn from
+``generator_for(POOL_SEED, "thm1", "pool", k)``, independently of the replicate seed; the replicates of pool k
+draw from ``ctx.seed`` with k appended to their stream key. Each pool gives its own entries (config ``pool``,
+``pool_seed``, part ``pool k``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from moecl_verify.numeric.seeding import generator_for
 SIGMA0 = 0.4
 CONFIG = dict(N=3, M=10, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5, lam=0.3,
               Gamma=SIGMA0**1.25)
-REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # The stream key of the insights' reruns of this setting (C4, C5). A fixed string, not a module name, so
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
@@ -37,9 +37,14 @@ LATE = (40, 100, 200)
 ROUNDS_READ = {"forgetting": EARLY + LATE}
 
 
+def replicates(ctx: Context) -> int:
+    """The replicates of each run of this setting at the context's budget (also the insights' reruns)."""
+    return ctx.sizes.thm1_replicates
+
+
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
-    return pool_indices(ctx.budget.name)
+    return pool_indices(ctx.sizes)
 
 
 def task_pool(k: int):
@@ -54,4 +59,4 @@ def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
 
 def run(ctx: Context, features: str, k: int):
     """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
-    return theorem_setting.run(ctx, "thm1", CONFIG, REPLICATES, task_pool, features, k, ROUNDS_READ)
+    return theorem_setting.run(ctx, "thm1", CONFIG, replicates(ctx), task_pool, features, k, ROUNDS_READ)

@@ -5,9 +5,9 @@ Configuration: N = 6 tasks in K = 2 clusters, M = 4 experts (K ln K = 1.4),
 sigma0 = 0.4, eta = alpha = 0.5, lambda = 0.3, Gamma = sigma0^1.25, v_n = 2.5 w_n,
 T1 = 8, T = 200; both feature models.
 
-Pools (:mod:`packs.moe_cl.experiments.pools`): as for Theorem 1, ``POOLS[budget]`` clustered pools, pool k drawn from
-``generator_for(POOL_SEED, "thm2", "pool", k)`` independently of the replicate seed; the replicates of pool k
-draw from ``ctx.seed`` with k appended to their stream key; each pool gives its own entries.
+Pools (:mod:`packs.moe_cl.experiments.pools`): as for Theorem 1, the budget's ``task_pools`` clustered pools,
+pool k drawn from ``generator_for(POOL_SEED, "thm2", "pool", k)`` independently of the replicate seed; the
+replicates of pool k draw from ``ctx.seed`` with k appended to their stream key; each pool gives its own entries.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from moecl_verify.numeric.seeding import generator_for
 SIGMA0 = 0.4
 CONFIG = dict(N=6, K=2, M=4, d=10, s=6, T=200, sigma0=SIGMA0, sigma_t=0.1, signal_scale=2.5, eta=0.5, alpha=0.5,
               lam=0.3, Gamma=SIGMA0**1.25)
-REPLICATES = {"smoke": 500, "standard": 4000, "full": 40000}
 # The stream key of the insights' reruns of this setting (C4, C5). A fixed string, not a module name, so
 # that moving code never changes the draws; it keeps the value it had when it was still derived from the
 # module's name.
@@ -32,9 +31,14 @@ VARIANT_KEY = "checks.claims.thm2"
 ROUNDS_READ: dict = {}
 
 
+def replicates(ctx: Context) -> int:
+    """The replicates of each run of this setting at the context's budget (also the insights' reruns)."""
+    return ctx.sizes.thm2_replicates
+
+
 def pools(ctx: Context) -> range:
     """The pool indices of this run's budget."""
-    return pool_indices(ctx.budget.name)
+    return pool_indices(ctx.sizes)
 
 
 def task_pool(k: int):
@@ -49,4 +53,4 @@ def moe_config(M: int = CONFIG["M"]) -> MoEConfig:
 
 def run(ctx: Context, features: str, k: int):
     """Pool k's ground truths, the configuration and the simulation (replicates from ``ctx.seed``)."""
-    return theorem_setting.run(ctx, "thm2", CONFIG, REPLICATES, task_pool, features, k, ROUNDS_READ)
+    return theorem_setting.run(ctx, "thm2", CONFIG, replicates(ctx), task_pool, features, k, ROUNDS_READ)

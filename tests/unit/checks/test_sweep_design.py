@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_POOLS, replicate_key, replicates_per_pool,
-                                                           sweep_pool)
+from moecl_verify.packs.moe_cl import PACK
+from moecl_verify.packs.moe_cl.experiments.sweep_design import replicate_key, replicates_per_pool, sweep_pool
 from moecl_verify.checks.scaling import fit_exponent, fit_exponent_pools
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.seeding import generator_for
@@ -22,8 +22,9 @@ def test_a_pool_is_one_base_pool_scaled_to_each_sigma0():
 
 
 def test_replicates_are_shared_among_pools_and_keys_never_name_sigma0():
-    assert replicates_per_pool(300, "standard") * SWEEP_POOLS["standard"] >= 300
-    assert replicates_per_pool(30, "smoke") == -(-30 // SWEEP_POOLS["smoke"])
+    standard, smoke = PACK.budgets["standard"], PACK.budgets["smoke"]
+    assert replicates_per_pool(300, standard) * standard.sweep_pools >= 300
+    assert replicates_per_pool(30, smoke) == -(-30 // smoke.sweep_pools)
     key = replicate_key("prop2", "0.5", pool=3)
     assert key == ("prop2", "0.5", "pool", 3)
 

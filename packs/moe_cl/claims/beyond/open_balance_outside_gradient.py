@@ -41,7 +41,7 @@ def measure(ctx: Context) -> list[Measurement]:
     runs = simulate(ctx, QUESTION, VARIANTS)
     out = []
     for regime in oq.REGIMES.values():
-        for k in pool_indices(ctx.budget.name):
+        for k in pool_indices(ctx.sizes):
             def get(label, field):
                 return runs[(regime.name, k, label)][field]
 

@@ -56,7 +56,7 @@ def measure(ctx: Context) -> list[Measurement]:
     out = []
     for regime in oq.REGIMES.values():
         new = regime.N - 1
-        for k in pool_indices(ctx.budget.name):
+        for k in pool_indices(ctx.sizes):
             frozen, training = runs[(regime.name, k, FROZEN)], runs[(regime.name, k, TRAINING)]
             extra = dict(variants=variant_rows(runs, regime, k, LABELS),
                          newly_frequent_error={label: mean_se(runs[(regime.name, k, label)]["task_error_window"][:, new])

@@ -85,7 +85,7 @@ def measure(ctx: Context) -> list[Measurement]:
     out = []
     for regime in oq.REGIMES.values():
         last = regime.N - 1
-        for k in pool_indices(ctx.budget.name):
+        for k in pool_indices(ctx.sizes):
             extra = dict(schedules=schedule_rows(runs, regime, k), variants=variant_rows(runs, regime, k, LABELS))
             s = {label: runs[(regime.name, k, label)] for label in LABELS}
 

@@ -62,7 +62,7 @@ def measure(ctx: Context) -> list[Measurement]:
     out = []
     for regime in oq.REGIMES.values():
         new = regime.N - 1
-        for k in pool_indices(ctx.budget.name):
+        for k in pool_indices(ctx.sizes):
             frozen, training, oracle = (runs[(regime.name, k, label)] for label in LABELS)
             extra = dict(variants=variant_rows(runs, regime, k, LABELS), receivers=receiver_rows(runs, regime, k))
             out.append(measurement(ctx, CLAIM_ID, regime, k, "frozen vs spare expert", VS_ORACLE,

@@ -47,7 +47,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import fits, refuted_at_every_constant, scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
-    BASE, CALIBRATION, CONSTANTS, READINGS, REPLICATES, SIGMA0, SIGNAL_INTERPRETATIONS, sigma_t_for, simulate,
+    BASE, CALIBRATION, CONSTANTS, READINGS, SIGMA0, SIGNAL_INTERPRETATIONS, sigma_t_for, simulate,
 )
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
@@ -81,7 +81,8 @@ def probability_entry(ctx: Context, reading: str, c: float, picks: list[np.ndarr
         claim="at_least", bound=CALIBRATION, rows=(smallest,),
         config={"features": BASE["features"], "part": part, "hidden_constant": c, "sigma_t": READINGS[reading],
                 "C": C, "calibration_sigma0": SIGMA0[0], "calibration_level": CALIBRATION,
-                "trend": [r.as_dict("sigma0") for r in rows], "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
+                "trend": [r.as_dict("sigma0") for r in rows], "replicates": ctx.sizes.exploration_replicates,
+                "seed": ctx.seed},
         what=f"{part}: C = {C:.3g} (the {CALIBRATION:.0%} quantile of gap / sigma0^1.5 at sigma0 = {SIGMA0[0]}); "
         f"one (round, expert) per replicate; at the smallest sigma0",
         note=f"By sigma0 (99% Wilson; {CALIBRATION} at sigma0 = {SIGMA0[0]} by the choice of C): {trend}. "

@@ -36,7 +36,7 @@ from moecl_verify.numeric.seeding import generator_for
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)
 CONSTANTS = (1.0, 0.5)
 BASE = dict(N=3, M=6, d=10, s=6, sigma_t=0.1, features="definition1")
-REPLICATES = {"smoke": 40, "standard": 200, "full": 1000}
+# The replicates per sigma0 and hidden constant: the budget's lemma6_replicates (packs/moe_cl/budgets.py).
 SOURCE = "Appendix D, Lemma 6"
 EXPONENT = 0.5
 TOLERANCE = 0.1  # the exponent's interval at the entry's threshold must lie above EXPONENT - TOLERANCE to confirm
@@ -48,9 +48,9 @@ def _theta_max(ctx: Context, sigma0: float, c: float) -> list[np.ndarray]:
     eta = c * sigma0**0.5
     cfg = MoEConfig(M=BASE["M"], eta=eta, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25)
     out = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         pool = sweep_pool("lemma6", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
-        run = simulate_moe(pool, cfg, R=replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name),
+        run = simulate_moe(pool, cfg, R=replicates_per_pool(ctx.sizes.lemma6_replicates, ctx.sizes),
                            T=3 * cfg.exploration_rounds, s=BASE["s"], features=BASE["features"],
                            sigma_t=BASE["sigma_t"], seed=ctx.seed, key=replicate_key("lemma6", str(c), pool=k),
                            chunk_size=SWEEP_CHUNK,
@@ -78,8 +78,8 @@ def measure(ctx: Context) -> list[ScalingEvidence]:
                 exponent=EXPONENT,
                 tolerance=TOLERANCE,
                 config={"features": BASE["features"], "part": f"c = {c:g}", **BASE, "sigma0": list(SIGMA0),
-                        "hidden_constant": c, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
-                        **design_config(ctx.budget.name, REPLICATES[ctx.budget.name]),
+                        "hidden_constant": c, "replicates": ctx.sizes.lemma6_replicates, "seed": ctx.seed,
+                        **design_config(ctx.sizes, ctx.sizes.lemma6_replicates),
                         "means": [
                             {"sigma0": s0, "mean_theta_max": m, "reference_sigma0^0.5": math.sqrt(s0)}
                             for s0, m in zip(SIGMA0, fit.means)

@@ -55,7 +55,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
-    BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, REPLICATES, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
+    BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
     constructed_pool, pool_for, simulate, simulate_constructed, split_pools,
 )
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
@@ -128,7 +128,7 @@ def _sign_entry(ctx: Context, part: str, key: str, reading: str, formula: str) -
         parameter="sigma0",
         claim_id="lemma7", source=L7_SOURCE, kind="bound", form="stated", claim="at_most", bound=0.0, rows=tuple(rows),
         config={"features": BASE["features"], "part": part, "reading": EVERY_ROUND, "sigma_t": READINGS[reading],
-                "wrong": k_all, "rounds": n_all, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed},
+                "wrong": k_all, "rounds": n_all, "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed},
         what=f"{part} [reading: the sign holds in every round]: wrong signs among the exploration rounds (both "
         "hidden constants) by sigma0", unit="rounds",
         note=f"Over the sweep: wrong sign in {k_all} of {n_all} exploration rounds ({k_all / n_all:.4f}, 99% Wilson "
@@ -169,7 +169,7 @@ def measure_lemma7(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | 
     for name, (key, _, _) in SIGN_PARTS.items():
         if name in PER_POOL:
             entries += [vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=k), pool_for(k, SIGMA0[0]).V,
-                                             pool=k) for k in sweep_pools(ctx.budget.name)]
+                                             pool=k) for k in sweep_pools(ctx.sizes)]
             # Beside the drawn pools, the pool the derivation says fails: <v_1, v_2> < 0 by construction.
             entries.append(vanishing_sign_entry(ctx, name, sign_counts(ctx, key, "scaled", pool=CONSTRUCTED),
                                                 constructed_pool(SIGMA0[0]).V, pool=CONSTRUCTED))
@@ -187,7 +187,7 @@ def sign_counts(ctx: Context, key: str, reading: str, pool: int | str | None = N
     def part(d: dict) -> dict:
         if pool is None:
             return d
-        return {name: split_pools(d[name], ctx.budget.name)[pool] for name in ("l7_rounds", key)}
+        return {name: split_pools(d[name], ctx.sizes)[pool] for name in ("l7_rounds", key)}
 
     def data_at(s0: float, c: float) -> dict:
         if pool == CONSTRUCTED:
@@ -254,7 +254,7 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
         claim_id="lemma7", source=L7_SOURCE, kind="probability", form="stated", claim="vanishing", rows=tuple(rows),
         failure_slope=slope, unit="rounds",
         config={"features": BASE["features"], "part": part, "reading": ONE_MINUS_O1, "sigma_t": READINGS["scaled"],
-                "wrong": wrong, "rounds": rounds, "replicates": REPLICATES[ctx.budget.name],
+                "wrong": wrong, "rounds": rounds, "replicates": ctx.sizes.exploration_replicates,
                 "hidden_constants_pooled": list(CONSTANTS), "per_replicate": per_replicate, "seed": ctx.seed,
                 **({} if pool is None else {"pool": pool, "pool_seed": POOL_SEED,
                                             "smallest_signal_inner_product": _smallest_inner_product(V)}),
@@ -274,11 +274,11 @@ def derived_sign_probability(ctx: Context, wrong: int, rounds: int) -> Measureme
     # Each pool has its own signals (the same at every sigma0) and an equal share of the replicates, so the pooled
     # fraction's expectation is the pools' average.
     p = float(np.mean([wrong_sign_probability(pool_for(k, SIGMA0[0]).V, SIGMA_T, BASE["beta_max"])
-                       for k in sweep_pools(ctx.budget.name)]))
+                       for k in sweep_pools(ctx.sizes)]))
     return Measurement(
         claim_id="lemma7", source="derived from eq. (9) and Definition 1", kind="probability", form="derived",
         config={"features": BASE["features"], "part": DERIVED_PART, "sigma_t": SIGMA_T, "wrong": wrong,
-                "rounds": rounds, "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                "rounds": rounds, "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed,
                 "derivation": "P(<xbar_t, v_n_t> <= 0) = (1/N) sum_n int_0^1 Phi(-beta ||v_n|| / (sigma_t sqrt(s-1))) "
                 f"d beta, averaged over the sweep's pools = {p:.5f} (mpmath). With sigma_t fixed this probability does "
                 "not depend on "

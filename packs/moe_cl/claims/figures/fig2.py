@@ -38,7 +38,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
-from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS, REPLICATES
+from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
@@ -77,7 +77,7 @@ def _paired_margin(label, a: np.ndarray, b: np.ndarray) -> HorizonTest:
 
 def _common_config(ctx: Context, pool: int, **extra) -> dict:
     cfg = {k: v for k, v in FIG2.items()}
-    cfg.update(part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, replicates=REPLICATES[ctx.budget.name],
+    cfg.update(part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, replicates=ctx.sizes.fig2_replicates,
                seed=ctx.seed, experts=list(EXPERTS), **extra)
     return cfg
 
@@ -103,7 +103,7 @@ def measure_converges(ctx: Context) -> list[Measurement]:
         f"('almost zero'): Delta = {NEAR_ZERO:g} E[X_T | M=1] - E[X_T | M]"
     )
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         tests = []
         for metric, short in (("forgetting", "F"), ("generalization", "G")):
             single = _final(fig2_runs.run(ctx, 1, True, pool=k), metric)
@@ -140,7 +140,7 @@ def _scale_sweep(ctx: Context, pool: int) -> list[dict]:
 def measure_no_termination(ctx: Context) -> list[Measurement]:
     criterion = "without termination the final errors stay higher: Delta = E[X_T | no termination] - E[X_T | termination] (paired draws)"
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         tests = []
         for metric, short in (("forgetting", "F"), ("generalization", "G")):
             for M in MOE_EXPERTS:
@@ -154,7 +154,7 @@ def measure_no_termination(ctx: Context) -> list[Measurement]:
 def measure_moe_beats_single(ctx: Context) -> list[Measurement]:
     criterion = "MoE with termination beats one expert at T: Delta = E[X_T | M=1] - E[X_T | M]"
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         tests = []
         for metric, short in (("forgetting", "F"), ("generalization", "G")):
             single = _final(fig2_runs.run(ctx, 1, True, pool=k), metric)
@@ -172,7 +172,7 @@ def measure_more_experts(ctx: Context) -> list[Measurement]:
     )
     never = np.float64(FIG2["T"] + 1)
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         r10, r20 = fig2_runs.run(ctx, 10, True, pool=k), fig2_runs.run(ctx, 20, True, pool=k)
         f10 = np.where(r10.freeze_round > 0, r10.freeze_round, never).astype(float)
         f20 = np.where(r20.freeze_round > 0, r20.freeze_round, never).astype(float)

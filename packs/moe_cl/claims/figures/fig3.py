@@ -262,7 +262,7 @@ def curves(ctx: Context) -> dict:
     if fig3_runs.missing_libraries(ctx):
         return {"available": False, "reason": fig3_runs.unavailable_reason(fig3_runs.missing_libraries(ctx))}
     out = {"available": True, "data": fig3_runs.data(ctx).name, "rounds": list(range(1, fig3_runs.rounds(ctx) + 1)),
-           "epochs": fig3_runs.EPOCHS, "replicates": fig3_runs.REPLICATES[ctx.budget.name],
+           "epochs": fig3_runs.EPOCHS, "replicates": ctx.sizes.fig3_replicates,
            "epoch_check": fig3_runs.epoch_check(ctx), "definitions": []}
     for definition in DEFINITIONS:
         runs = _runs(ctx, definition)

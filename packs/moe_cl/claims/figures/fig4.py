@@ -60,7 +60,7 @@ def measure_fig4_balance(ctx: Context) -> list[Measurement]:
         "Gamma > lambda] - E[top share | Gamma <= lambda] (paired draws)"
     )
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         shares = {g: top_share(fig45_runs.run(ctx, FIG4_N, g, k), BASE["K"]) for g in GAMMAS}
         tests = [paired(f"{big} vs {small}", shares[big], shares[small]) for big, small in zip(LARGE, SMALL)]
         out.append(measurement(ctx, "fig4.balance", "Appendix A.4, Figure 4", criterion, tests, FIG4_N, k))

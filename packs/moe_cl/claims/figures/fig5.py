@@ -42,7 +42,7 @@ def _final(run, metric):
 def measure_fig5_generalization(ctx: Context) -> list[Measurement]:
     criterion = "generalization error is smaller with Gamma <= lambda: Delta = E[G_T | Gamma large] - E[G_T | Gamma small] (paired)"
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         g = {name: _final(fig45_runs.run(ctx, FIG5_N, name, k), "generalization") for name in GAMMAS}
         tests = [paired(f"{big} vs {small}", g[big], g[small]) for big in LARGE for small in SMALL]
         out.append(measurement(ctx, "fig5.generalization", "Appendix A.4, Figure 5(b)", criterion, tests, FIG5_N, k))
@@ -55,7 +55,7 @@ def measure_fig5_forgetting(ctx: Context) -> list[Measurement]:
         "(two one-sided margins per Gamma, paired)"
     )
     out = []
-    for k in pool_indices(ctx.budget.name):
+    for k in pool_indices(ctx.sizes):
         f = {name: _final(fig45_runs.run(ctx, FIG5_N, name, k), "forgetting") for name in GAMMAS}
         ref = f["sigma0^1.5"]
         tests = []

@@ -43,14 +43,14 @@ def measure(ctx: Context) -> list[Measurement]:
     runs = oq.simulate(ctx, QUESTION, VARIANTS)
     out = []
     for regime in oq.REGIMES.values():
-        for k in pool_indices(ctx.budget.name):
+        for k in pool_indices(ctx.sizes):
             with_term = runs[(regime.name, k, label("aux", True))]["purity_window"]
             without = runs[(regime.name, k, label("aux", False))]["purity_window"]
             test = oq.paired_margin("purity: with - without termination", with_term, without)
             if test is None:
                 raise RuntimeError(f"c2 ({regime.name}, pool {k}): fewer than two replicates")
             config = {"part": f"specialization destroyed, {regime.name} regime, pool {k}", "pool": k,
-                      "pool_seed": POOL_SEED, "replicates": oq.REPLICATES[ctx.budget.name], "seed": ctx.seed,
+                      "pool_seed": POOL_SEED, "replicates": ctx.sizes.open_replicates, "seed": ctx.seed,
                       **regime.as_config(),
                       "purity_with_termination": oq.mean_se(with_term), "purity_without_termination": oq.mean_se(without),
                       "chance_purity": _late(runs[(regime.name, k, label("aux", True))]["chance_bins"])}

@@ -49,7 +49,7 @@ SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)
 BOOTSTRAP = 2000  # bootstrap resamples of the exponent fits
 CONSTANTS = (1.0, 0.5)
 COR_BASE = dict(N=3, M=6, d=10, s=6, sigma_t=0.1, features="definition1")
-COR_REPLICATES = {"smoke": 30, "standard": 150, "full": 600}
+# The replicates per sigma0 and hidden constant: the budget's cor1_replicates (packs/moe_cl/budgets.py).
 COR_PAIRS = 4  # dataset pairs per replicate
 EXACT_K = (1, 2, 3, 4, 5)  # exact worst case at sigma0 = 10^(-4k): sigma0^0.25 = 10^-k is rational
 
@@ -103,7 +103,7 @@ def _pair_gaps(ctx: Context, sigma0: float, c: float, k: int) -> tuple[np.ndarra
     eta = c * sigma0**0.5
     lam = c * sigma0**1.25
     cfg = MoEConfig(M=B["M"], eta=eta, alpha=c * sigma0**0.5, lam=lam, Gamma=c * sigma0**1.25)
-    R = replicates_per_pool(COR_REPLICATES[ctx.budget.name], ctx.budget.name)
+    R = replicates_per_pool(ctx.sizes.cor1_replicates, ctx.sizes)
     run = simulate_moe(pool, cfg, R=R, T=cfg.exploration_rounds, s=B["s"], features=B["features"],
                        sigma_t=B["sigma_t"], seed=ctx.seed, key=replicate_key("cor1", str(c), pool=k),
                        chunk_size=SWEEP_CHUNK,
@@ -186,9 +186,9 @@ def measure_cor1(ctx: Context) -> list:
                           Ms=list(MS)))
 
     # 3. Measured under Algorithm 1: one scaling entry per hidden constant.
-    R = COR_REPLICATES[ctx.budget.name]
+    R = ctx.sizes.cor1_replicates
     for c in CONSTANTS:
-        pools = list(sweep_pools(ctx.budget.name))
+        pools = list(sweep_pools(ctx.sizes))
         samples, dh_means, lams, bad = [[] for _ in pools], [], [], 0
         for s0 in SIGMA0:
             dh_all = []
@@ -209,7 +209,7 @@ def measure_cor1(ctx: Context) -> list:
                 "O(sigma0^2.75) under lambda = c sigma0^1.25.")
         config = {"features": COR_BASE["features"], "part": f"measured c = {c:g}", **COR_BASE,
                   "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "pairs_per_replicate": COR_PAIRS,
-                  **design_config(ctx.budget.name, R),
+                  **design_config(ctx.sizes, R),
                   "seed": ctx.seed, "round": "T1",
                   "means": [{"sigma0": s, "mean_dp_inf": m} for s, m in zip(SIGMA0, means)]}
         formula = r"\|p-\hat p\|_\infty = O(\lambda M^2\sigma_0^{1.5}) = O(\sigma_0^{2.75})"

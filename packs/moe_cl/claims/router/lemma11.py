@@ -55,7 +55,8 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 
 SOURCE = "Appendix E, Lemma 11 and its proof (E.5)"
-NS = {"smoke": tuple(range(2, 21)), "standard": tuple(range(2, 51)), "full": tuple(range(2, 51))}
+# The exact grid's numbers of tasks N and the simulations' replicates are the budget's lemma11_task_counts and
+# lemma11_replicates (packs/moe_cl/budgets.py).
 CS = (0.5, 1.0, 1.5, 2.0, 3.0)  # M = ceil(c N ln N)
 DPS = 60
 
@@ -63,7 +64,6 @@ SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)
 CONSTANTS = (1.0, 0.5)
 SIM = dict(N=3, d=10, s=6, sigma_t=0.1, features="definition1")
 SIM_MS = (6, 12)
-REPLICATES = {"smoke": 200, "standard": 2000, "full": 10000}
 
 INTERPRETATIONS = (
     Interpretation(
@@ -136,10 +136,11 @@ def exp_bound(N: int, M: int) -> mpmath.mpf:
         return 1 - N * mpmath.exp(-mpmath.mpf(M) / N)
 
 
-def grid(budget: str) -> list[dict]:
+def grid(Ns: tuple[int, ...]) -> list[dict]:
+    """The exact quantities of every (N, M) with N in ``Ns`` and M = ceil(c N ln N) (:func:`m_values`)."""
     rows = []
     with mpmath.workdps(DPS):
-        for N in NS[budget]:
+        for N in Ns:
             for label, M in m_values(N):
                 pa, pr, ub = p_all_uniform(N, M), product_bound(N, M), union_bound(N, M)
                 eb = exp_bound(N, M)
@@ -184,9 +185,9 @@ def _sets_at_T1(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
     from the pool seed, scaled by sigma0): the budget's replicates shared equally among the pools, pool k's
     replicates in rows k R_k .. (k + 1) R_k - 1.  Keys without sigma0: every sigma0 replays the same draws."""
     cfg = MoEConfig(M=M, eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25, Gamma=c * sigma0**1.25)
-    per_pool = replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name)
+    per_pool = replicates_per_pool(ctx.sizes.lemma11_replicates, ctx.sizes)
     out = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         pool = sweep_pool("lemma11", k, N=SIM["N"], d=SIM["d"], sigma0=sigma0)
         run = simulate_moe(pool, cfg, R=per_pool, T=cfg.exploration_rounds, s=SIM["s"], features=SIM["features"],
                            sigma_t=SIM["sigma_t"], seed=ctx.seed, key=replicate_key("lemma11", str(M), str(c), pool=k),
@@ -200,12 +201,12 @@ def _sets_at_T1(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
 
 def by_pool(ctx: Context, S: np.ndarray) -> list[np.ndarray]:
     """The rows of :func:`sets` split by pool (pool k's replicates are consecutive)."""
-    return np.split(S, len(sweep_pools(ctx.budget.name)))
+    return np.split(S, len(sweep_pools(ctx.sizes)))
 
 
 def replicates(ctx: Context) -> int:
     """Replicates per sigma0, over all pools."""
-    return replicates_per_pool(REPLICATES[ctx.budget.name], ctx.budget.name) * len(sweep_pools(ctx.budget.name))
+    return replicates_per_pool(ctx.sizes.lemma11_replicates, ctx.sizes) * len(sweep_pools(ctx.sizes))
 
 
 def sets(ctx: Context, M: int, sigma0: float, c: float) -> np.ndarray:
@@ -231,12 +232,12 @@ def _exact(claim_id: str, part: str, verdict: str, evidence: str, formula: str, 
 
 
 def _grid_rows(ctx: Context) -> list[dict]:
-    return ctx.shared(("lemma11", "grid", ctx.budget.name), lambda: grid(ctx.budget.name))
+    return ctx.shared(("lemma11", "grid", ctx.budget.name), lambda: grid(ctx.sizes.lemma11_task_counts))
 
 
 def measure_statement(ctx: Context) -> list:
     rows = _grid_rows(ctx)
-    N_max = max(NS[ctx.budget.name])
+    N_max = max(ctx.sizes.lemma11_task_counts)
     out = []
     # (a) The proof's model, exactly.
     by_c = {lab: [(r["N"], r["p_all"]) for r in rows if r["label"] == lab] for lab in [f"c = {c:g}" for c in CS]}
@@ -260,7 +261,7 @@ def measure_statement(ctx: Context) -> list:
     )
     out.append(_exact("lemma11", "uniform model", "confirmed" if confirmed else "refuted", ev,
                       r"P(|\mathcal M_n|\ge 1\ \forall n) = 1-o(1),\ M \ge cN\ln N,\ c>1", kind="probability",
-                      N=[min(NS[ctx.budget.name]), N_max], c=list(CS)))
+                      N=[min(ctx.sizes.lemma11_task_counts), N_max], c=list(CS)))
 
     # (b) Algorithm 1's sets against the proof's guarantee 1 - N e^{-M/N}: at every sigma0, P(all |M_n| >= 1)
     # >= the bound, one entry per (M, c); decide.py tests it under the run's error control.
@@ -280,7 +281,7 @@ def measure_statement(ctx: Context) -> list:
                 claim_id="lemma11", source=SOURCE + " (Algorithm 1's expert sets)", kind="probability",
                 config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed,
-                        "round": "T1", **design_config(ctx.budget.name, REPLICATES[ctx.budget.name])},
+                        "round": "T1", **design_config(ctx.sizes, ctx.sizes.lemma11_replicates)},
                 formula=r"P(|\mathcal M_n|\ge 1\ \forall n) \ge 1 - N e^{-M/N}",
                 what=f"Algorithm 1, N = {N}, M = {M} (M / (N ln N) = {M / (N * math.log(N)):.2f}), hidden constant "
                 f"c = {c:g}, expert sets at t = T1, {R} replicates per sigma0: every |M_n| >= 1",
@@ -310,7 +311,7 @@ def measure_step1(ctx: Context) -> list:
                 config={"features": SIM["features"], "part": f"M = {M} c = {c:g}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": replicates(ctx),
                         "seed": ctx.seed, "round": "T1",
-                        **design_config(ctx.budget.name, REPLICATES[ctx.budget.name])},
+                        **design_config(ctx.sizes, ctx.sizes.lemma11_replicates)},
                 tests=tuple(tests), scale=1.0 / N, resolution=0.2,
                 formula=r"P(m\in\mathcal M_n) = 1/N",
                 horizon_name="case",
@@ -372,7 +373,7 @@ def measure_step3(ctx: Context) -> list:
     worst = max(rows, key=lambda r: float(r["product"] - r["p_all"]))
     ev = (
         f"exact: P_all < (1 - (1 - 1/N)^M)^N at {len(fails)} of {len(rows)} grid points (N = "
-        f"{min(NS[ctx.budget.name])}..{max(NS[ctx.budget.name])}); smallest counterexample N = {ce['N']}, M = {ce['M']}: "
+        f"{min(ctx.sizes.lemma11_task_counts)}..{max(ctx.sizes.lemma11_task_counts)}); smallest counterexample N = {ce['N']}, M = {ce['M']}: "
         f"P_all = {ce['p_all']} < {ce['product']}. Largest gap at N = {worst['N']}, M = {worst['M']}: "
         f"{float(worst['p_all']):.4f} < {float(worst['product']):.4f}. The events {{|M_n| >= 1}} are negatively "
         "associated (occupancy of bins), so P(all) <= prod P(each), the opposite direction; nor is the step a union "
@@ -400,7 +401,7 @@ def measure_step4(ctx: Context) -> list:
 
 def measure_step5(ctx: Context) -> list:
     c_star, d_star = step5_constant()
-    Ns = NS[ctx.budget.name]
+    Ns = ctx.sizes.lemma11_task_counts
     deltas = (0.01, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99)
     at_one = [(N, d) for N in Ns for d in deltas if not step5_holds(N, d, 1.0)]
     at_star = [(N, d) for N in Ns for d in deltas if not step5_holds(N, d, c_star * (1 + 1e-9))]

@@ -52,13 +52,13 @@ L12_SOURCE = "Appendix E, Lemma 12 and its proof (E.6)"
 
 GRAD_CASES = ((2, 1, 0), (3, 2, 1), (4, 2, 3))  # (M, d, routed expert)
 SIM_GT = dict(N=3, M=6, d=10, s=6, sigma_t=0.1, sigma0=0.4, features="definition1")  # M > N
-SIM_GT_REPLICATES = {"smoke": 60, "standard": 400, "full": 2000}
 SIGMA0 = (0.4, 0.2, 0.1, 0.05, 0.025)
 BOOTSTRAP = 2000  # bootstrap resamples of the exponent fits
 CONSTANTS = (1.0, 0.5)
 SIM_LT = dict(N=6, K=2, M=4, d=10, s=6, sigma_t=0.1, features="definition1")  # K < M < N, clusters n mod K
-SIM_LT_REPLICATES = {"smoke": 40, "standard": 200, "full": 1000}
 MOVE_TOL = 1e-10  # Delta below this fraction of ||w_n||^2 counts as "did not move" (floating point)
+# The replicates of the M > N run and of the M < N sweep: the budget's lemma12_gt_replicates and
+# lemma12_lt_replicates (packs/moe_cl/budgets.py).
 
 
 INTERPRETATIONS = (
@@ -160,7 +160,7 @@ def _gt_run(ctx: Context) -> tuple:
     s0 = B["sigma0"]
     pool = make_pool(generator_for(ctx.seed, "lemma12", "pool"), N=B["N"], d=B["d"], sigma0=s0, signal_scale=1 / s0)
     cfg = MoEConfig(M=B["M"], eta=s0**0.5, alpha=s0**0.5, lam=s0**1.25, Gamma=s0**1.25)
-    R = SIM_GT_REPLICATES[ctx.budget.name]
+    R = ctx.sizes.lemma12_gt_replicates
     T = 3 * cfg.exploration_rounds
     draws = draw_moe(generator_for(ctx.seed, "lemma12", "gt"), pool, R=R, T=T, s=B["s"], M=B["M"],
                      features=B["features"], sigma_t=B["sigma_t"])
@@ -197,9 +197,9 @@ def _lt_stats(ctx: Context, sigma0: float, c: float) -> list[dict]:
     cfg = MoEConfig(M=B["M"], eta=c * sigma0**0.5, alpha=c * sigma0**0.5, lam=c * sigma0**1.25,
                     Gamma=c * sigma0**1.25)
     T = 2 * cfg.exploration_rounds
-    R = replicates_per_pool(SIM_LT_REPLICATES[ctx.budget.name], ctx.budget.name)
+    R = replicates_per_pool(ctx.sizes.lemma12_lt_replicates, ctx.sizes)
     out = []
-    for k in sweep_pools(ctx.budget.name):
+    for k in sweep_pools(ctx.sizes):
         chunks = [Chunk(_lt_chunk, dict(pool=lt_pool(k, sigma0), cfg=cfg, size=size, T=T, seed=ctx.seed,
                                         key=replicate_key("lemma12", "lt", str(c), pool=k), index=i), size=size)
                   for i, size in enumerate(chunk_sizes(R, SWEEP_CHUNK))]
@@ -263,7 +263,7 @@ def measure_lemma12(ctx: Context) -> list:
     what = (
         f"Algorithm 1 (N = {SIM_GT['N']}, M = {SIM_GT['M']}, d = {SIM_GT['d']}, s = {SIM_GT['s']}, sigma0 = "
         f"{SIM_GT['sigma0']}, eta = alpha = sigma0^0.5, lambda = sigma0^1.25, v = w / sigma0, T = 3 T1 = "
-        f"{3 * T1}, {SIM_GT_REPLICATES[ctx.budget.name]} replicates; expert models replayed from the draws, equal to "
+        f"{3 * T1}, {ctx.sizes.lemma12_gt_replicates} replicates; expert models replayed from the draws, equal to "
         f"the engine's: {consistent}): rounds t > T1 routed to an expert of M_(n_t) (each such round a trial, the "
         f"replicates pooled) that moved the expert (Delta > {MOVE_TOL:g} ||w_n||^2, so grad L_loc != 0 there)"
     )
@@ -275,7 +275,7 @@ def measure_lemma12(ctx: Context) -> list:
         "does not hold)"
     )
     formula = r"m_t \in \mathcal M_n,\ t > T_1 \Rightarrow \nabla L_{loc} = 0"
-    sim_config = dict(features=SIM_GT["features"], replicates=SIM_GT_REPLICATES[ctx.budget.name],
+    sim_config = dict(features=SIM_GT["features"], replicates=ctx.sizes.lemma12_gt_replicates,
                       rounds_correct=n_correct, rounds_moved=n_moved, rounds_premise=n_premise,
                       rounds_premise_moved=n_premise_moved)
     if not consistent or n_correct == 0:
@@ -309,8 +309,8 @@ def measure_lemma12(ctx: Context) -> list:
                        else r"\|w_{n_t}-w^{(m_t)}_{t-1}\|_\infty = O(\sigma_0^{1.5})")
             config = {"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
                       "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
-                      "replicates": SIM_LT_REPLICATES[ctx.budget.name],
-                      **design_config(ctx.budget.name, SIM_LT_REPLICATES[ctx.budget.name])}
+                      "replicates": ctx.sizes.lemma12_lt_replicates,
+                      **design_config(ctx.sizes, ctx.sizes.lemma12_lt_replicates)}
             if min(counts) < 2:
                 res = exact_result("lemma12", source, "scaling", config.pop("part"), "inconclusive",
                                    f"{desc}: too few replicates with a correctly routed round to fit an exponent. "

@@ -47,7 +47,7 @@ import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments.smooth_router import GRID, MS, STEPS, grid_audit, inf_norm
+from moecl_verify.packs.moe_cl.experiments.smooth_router import MS, STEPS, grid_audit, inf_norm
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
@@ -173,8 +173,8 @@ def _entry(part: str, verdict: str, evidence: str, formula: str, form: str = "st
 
 
 def measure(ctx: Context) -> list[ClaimResult]:
-    budget = ctx.budget.name
-    audits = {M: grid_audit(M, budget, ctx.runner,
+    grid = ctx.sizes.lemma2_grid
+    audits = {M: grid_audit(M, grid, ctx.runner,
                             lambda done, total, M=M: ctx.progress(f"lemma2 exact grid M={M}", done, total))
               for M in MS}
     sharp = {M: sharpness(M) for M in MS}
@@ -224,7 +224,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
     )
     out.append(_entry("derived.lipschitz", verdict, ev,
                       r"\|p-\hat p\|_\infty \le \frac{2}{\lambda}\|h-\hat h\|_\infty\ \text{(sharp)}", form="derived",
-                      Ms=list(MS), grid=[str(v) for v in GRID[budget]], steps=[str(e) for e in STEPS]))
+                      Ms=list(MS), grid=[str(v) for v in grid], steps=[str(e) for e in STEPS]))
 
     # Proof steps 1 and 2.
     sym1, sym2 = _symbolic_steps_1_2()

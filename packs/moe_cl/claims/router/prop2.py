@@ -35,7 +35,7 @@ import dataclasses
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, CONSTANTS, REPLICATES, SWEEPS, measure_at
+from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, CONSTANTS, measure_at, sweep
 from moecl_verify.checks.evidence import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
@@ -63,11 +63,11 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
 
     ``samples[p][j]``: pool p's per-replicate gaps at the j-th sigma0 (NaN where a gap is undefined, e.g. no
     set with two experts), paired across sigma0 by the sweep's common random numbers."""
-    sweep = SWEEPS[ctx.budget.name]
-    fit = fit_exponent_pools(list(sweep), samples, generator_for(ctx.seed, "prop2", "bootstrap", part, str(c)),
-        parameter="sigma0")
-    rounds = [measure_at(ctx, s0, which, c)["T"] for s0 in sweep]
-    used = [int(sum(np.isfinite(pool[j]).sum() for pool in samples)) for j in range(len(sweep))]
+    sigma0 = sweep(ctx.sizes)
+    fit = fit_exponent_pools(list(sigma0), samples, generator_for(ctx.seed, "prop2", "bootstrap", part, str(c)),
+                             parameter="sigma0")
+    rounds = [measure_at(ctx, s0, which, c)["T"] for s0 in sigma0]
+    used = [int(sum(np.isfinite(pool[j]).sum() for pool in samples)) for j in range(len(sigma0))]
     return ScalingEvidence(
         claim_id=f"prop2.{which}",
         source=SOURCE,
@@ -76,10 +76,10 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
         exponent=k,
         tolerance=0.15,
         config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-                "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed,
-                **design_config(ctx.budget.name, REPLICATES[ctx.budget.name]),
+                "replicates": ctx.sizes.prop2_replicates, "seed": ctx.seed,
+                **design_config(ctx.sizes, ctx.sizes.prop2_replicates),
                 "means": [{"sigma0": s0, "rounds": T, "mean_gap": m, "used_replicates": n}
-                          for s0, T, m, n in zip(sweep, rounds, fit.means, used)]},
+                          for s0, T, m, n in zip(sigma0, rounds, fit.means, used)]},
         what=f"{part}, c = {c:g} gap",
         formula=r"|h_m - h_{m'}| = " + ("O" if law == "O" else r"\Theta") + r"(\sigma_0^{" + str(k) + "})",
         note=DESIGN_NOTE.format(pools=fit.pools, seed=POOL_SEED),
@@ -94,7 +94,7 @@ def _by_pool(data: list[dict], gap: str) -> list[list[np.ndarray]]:
 def measure_t1(ctx: Context) -> list[ScalingEvidence]:
     out = []
     for c in CONSTANTS:
-        data = [measure_at(ctx, s0, "t1", c) for s0 in SWEEPS[ctx.budget.name]]
+        data = [measure_at(ctx, s0, "t1", c) for s0 in sweep(ctx.sizes)]
         out.append(_entry(ctx, "within a set at t1", "O", 1.75, _by_pool(data, "within"), "t1", c))
         out.append(_entry(ctx, "between sets at t1", "Theta", 0.75, _by_pool(data, "between"), "t1", c))
     out.extend(bound_entries())
@@ -104,7 +104,7 @@ def measure_t1(ctx: Context) -> list[ScalingEvidence]:
 def measure_t2(ctx: Context) -> list[ScalingEvidence]:
     out = []
     for c in CONSTANTS:
-        data = [measure_at(ctx, s0, "t2", c) for s0 in SWEEPS[ctx.budget.name]]
+        data = [measure_at(ctx, s0, "t2", c) for s0 in sweep(ctx.sizes)]
         out.append(_entry(ctx, "all pairs at t2", "O", 1.75, _by_pool(data, "overall"), "t2", c))
     return out
 

@@ -50,7 +50,7 @@ SOURCE = "Appendix D, Lemma 3"
 def _steps(ctx: Context, features: str):
     """Per replicate: ||w_3 - w_2||^2 and the residual w_n - w_2 (to predict it)."""
     pool = make_pool(generator_for(ctx.seed, "lemma3", "pool"), N=CONFIG["N"], d=CONFIG["d"], sigma0=CONFIG["sigma0"])
-    R = ctx.budget.replicates
+    R = ctx.sizes.lemma3_replicates
     draws = draw_single_expert(
         generator_for(ctx.seed, "lemma3", features),
         pool,
@@ -88,7 +88,7 @@ def measure(ctx: Context) -> list:
             "features": features,
             **CONFIG,
             "schedule": list(SCHEDULE),
-            "replicates": ctx.budget.replicates,
+            "replicates": ctx.sizes.lemma3_replicates,
             "seed": ctx.seed,
             "moved_fraction": float(np.mean(step > 1e-20 * max(scale, 1e-300))),
         }

@@ -108,7 +108,7 @@ def _simulation(ctx: Context, features: str):
 
     def compute():
         pool = _pool(ctx)
-        R = ctx.budget.replicates
+        R = ctx.sizes.prop4_replicates
         run = simulate_single_expert(
             pool,
             R=R,
@@ -125,7 +125,7 @@ def _simulation(ctx: Context, features: str):
         )
         return pool, run
 
-    return ctx.shared(("prop4", features, ctx.seed, ctx.budget.replicates), compute)
+    return ctx.shared(("prop4", features, ctx.seed, ctx.sizes.prop4_replicates), compute)
 
 
 def _config(pool, features: str, horizon_name: str, horizons, replicates: int, seed: int) -> dict:
@@ -156,7 +156,7 @@ def _measure(ctx: Context, claim_id: str, metric: str, horizon_var: str, horizon
     for features in FEATURE_MODELS:
         pool, run = _simulation(ctx, features)
         values = dict(r=1 - CONFIG["s"] / CONFIG["d"], S=pool.S, D=pool.D)
-        config = _config(pool, features, horizon_var, horizons, ctx.budget.replicates, ctx.seed)
+        config = _config(pool, features, horizon_var, horizons, ctx.sizes.prop4_replicates, ctx.seed)
         for form in forms:
             tests = []
             for h in horizons:

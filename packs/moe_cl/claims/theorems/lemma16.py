@@ -64,7 +64,7 @@ def _run(ctx: Context, router: str, features: str):
     pool = make_pool(generator_for(ctx.seed, "lemma16", "pool"), N=CONFIG["N"], d=CONFIG["d"], sigma0=SIGMA0,
                      signal_scale=CONFIG["signal_scale"])
     run = simulate_moe(
-        pool, _cfg(router), R=ctx.budget.replicates, T=CONFIG["T"], s=CONFIG["s"], features=features,
+        pool, _cfg(router), R=ctx.sizes.lemma16_replicates, T=CONFIG["T"], s=CONFIG["s"], features=features,
         sigma_t=CONFIG["sigma_t"], seed=ctx.seed, key=("lemma16", router, features), chunk_size=4096,
         progress=lambda done, total: ctx.progress(f"lemma16 {router} {features}", done, total),
         runner=ctx.runner, keep=KEEP,
@@ -85,7 +85,7 @@ def measure(ctx: Context) -> list:
                 for h in HORIZONS
             )
             config = {"features": features, "part": f"{router} router", "router": router, **CONFIG, "t": list(HORIZONS), "r": r,
-                      "replicates": ctx.budget.replicates, "seed": ctx.seed}
+                      "replicates": ctx.sizes.lemma16_replicates, "seed": ctx.seed}
             out.append(
                 Measurement(
                     claim_id="lemma16",

@@ -61,7 +61,7 @@ from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import conditional_reading, theorems_at_fig2, thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
-from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, REPLICATES, SIGMA0
+from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, SIGMA0
 from moecl_verify.checks.model import (ClaimResult, HorizonTest, Interpretation, Measurement, Slip, bound_case,
                                        exact_result)
 from moecl_verify.checks.registry import Claim, register
@@ -89,7 +89,7 @@ TASK_AVERAGED_SIZES = dict(M=3, d=2, s=1, max_horizon=5)
 def _config(ctx, pool, cfg, features, horizons, k: int) -> dict:
     return {"features": features, **thm1_runs.pool_config(k), **CONFIG, "T1": cfg.exploration_rounds,
             "t": list(horizons), "r": 1 - CONFIG["s"] / CONFIG["d"], "S": pool.S, "D": pool.D,
-            "replicates": REPLICATES[ctx.budget.name], "seed": ctx.seed}
+            "replicates": ctx.sizes.thm1_replicates, "seed": ctx.seed}
 
 
 def _paired(label, x: np.ndarray) -> HorizonTest:

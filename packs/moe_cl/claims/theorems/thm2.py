@@ -34,7 +34,7 @@ from __future__ import annotations
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import conditional_reading, theorems_at_fig2, thm2_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq22_rhs, psi
-from moecl_verify.packs.moe_cl.experiments.thm2_runs import CONFIG, REPLICATES
+from moecl_verify.packs.moe_cl.experiments.thm2_runs import CONFIG
 from moecl_verify.checks.model import Measurement, bound_case, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
@@ -56,7 +56,7 @@ def measure_generalization(ctx: Context) -> list:
                               eq22_rhs(run.chosen, CONFIG["M"], T1, r, pool.S, pool.D, psi1, psi2),
                               run.generalization[:, -1])
             config = {"features": features, **thm2_runs.pool_config(k), **CONFIG, "T1": T1, "r": r, "S": pool.S,
-                      "D": pool.D, "Psi1": psi1, "Psi2": psi2, "replicates": REPLICATES[ctx.budget.name],
+                      "D": pool.D, "Psi1": psi1, "Psi2": psi2, "replicates": ctx.sizes.thm2_replicates,
                       "seed": ctx.seed}
             out.append(Measurement(claim_id="thm2.generalization", source=SOURCE, kind="bound", form="stated",
                                    config=config,
@@ -76,7 +76,7 @@ def measure_generalization(ctx: Context) -> list:
     out.append(conditional_reading.entry(
         "thm2.generalization", SOURCE, "bound", "E[G_T | routing] < eq. (22) RHS(routing) for every sequence", None,
         count, text, features="gaussian", **pool_ids, **CONFIG, T1=cfg.exploration_rounds, r=r, S=pool.S, D=pool.D,
-        Psi1=psi1, Psi2=psi2, replicates=REPLICATES[ctx.budget.name], seed=ctx.seed))
+        Psi1=psi1, Psi2=psi2, replicates=ctx.sizes.thm2_replicates, seed=ctx.seed))
     return out + theorems_at_fig2.thm2_generalization(ctx)
 
 
