@@ -29,6 +29,7 @@ uncacheable (it is then simply computed every time), never silently altered.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib
@@ -40,18 +41,16 @@ from typing import Any
 import numpy as np
 
 from moecl_verify.checks import pack as packs
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
-from moecl_verify.checks.scaling import ScalingFit
-from moecl_verify.checks.stats import MeanTest
+from moecl_verify.checks import kinds
+from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.numeric.cache import ResultCache
 
 FORMAT = 1
 # The layers of moecl_verify whose code a claim's measurements can depend on.
 LAYERS = ("theory", "numeric", "checks")
-_RECORDS = {"measurement": Measurement, "result": ClaimResult, "horizon": HorizonTest, "meantest": MeanTest,
-            "slip": Slip, "proportion": ProportionEvidence, "proportion_row": ProportionRow,
-            "scaling": ScalingEvidence, "scaling_fit": ScalingFit}
+# Decided entries and slips, and every record a kind of evidence declares (checks/kinds): a new kind's
+# records are stored without an edit here.
+_RECORDS = {"result": ClaimResult, "slip": Slip, **kinds.RECORDS}
 _TAGS = {cls: tag for tag, cls in _RECORDS.items()}
 
 
@@ -92,7 +91,8 @@ def encode(value: Any) -> Any:
     """``value`` as JSON types, tagged so that :func:`decode` rebuilds it exactly."""
     tag = _TAGS.get(type(value))
     if tag is not None:
-        return {"t": tag, "v": [[name, encode(getattr(value, name))] for name in value.__dataclass_fields__]}
+        # dataclasses.fields, not __dataclass_fields__: a kind's TAG is a ClassVar, not a field.
+        return {"t": tag, "v": [[f.name, encode(getattr(value, f.name))] for f in dataclasses.fields(value)]}
     if isinstance(value, dict):
         return {"t": "dict", "v": [[encode(k), encode(v)] for k, v in value.items()]}
     if isinstance(value, tuple):

@@ -1,9 +1,8 @@
 """The records that flow from checks to reports (the results.json contract).
 
-``Measurement`` is what a claim's experiment produces: one tested formula
-(``form``) in one configuration, with one z-test per horizon.  The run-wide
-multiplicity correction (Holm) turns measurements into ``ClaimResult``s, which
-carry every field of the results.json contract.  All records are frozen and
+Claims return evidence (:mod:`moecl_verify.checks.kinds`); the run-wide
+multiplicity correction (Holm) turns it into ``ClaimResult``s, which carry
+every field of the results.json contract.  All records are frozen and
 JSON-ready through :func:`to_jsonable`.
 """
 
@@ -15,63 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from moecl_verify.checks.stats import MeanTest, mean_test
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "not_checkable")
 FORMS = ("stated", "corrected", "derived")
-
-
-@dataclass(frozen=True)
-class HorizonTest:
-    """One case of a measurement: a horizon (t or T) of an expected-value
-    identity, or a labelled case (e.g. "M=10") of an ordering criterion, whose
-    ``test.observed`` is then the estimated margin Delta and ``test.expected`` 0."""
-
-    horizon: int | str
-    test: MeanTest
-    # Extra numbers a reader needs beside the tested difference, copied into the entry's horizon row
-    # (a bound's right-hand side and the measured value it bounds, each a mean over replicates).
-    extra: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """An expected-value identity measured at several horizons.
-
-    ``scale`` is the natural size of the quantity (here ``S + D``, the size of
-    a typical model error); a non-rejection becomes ``confirmed`` only if the
-    run could have detected a discrepancy of ``resolution * scale`` at every
-    horizon.
-    """
-
-    claim_id: str
-    source: str
-    kind: str
-    form: str
-    config: dict
-    tests: tuple[HorizonTest, ...]
-    scale: float
-    formula: str
-    difference: str = ""
-    resolution: float = 0.02
-    # "identity": E[X] = formula, two-sided, at every horizon.
-    # "positive": every case's margin Delta > 0 (a qualitative criterion);
-    #   refuted when some Delta is significantly negative, confirmed when every
-    #   Delta is significantly positive, inconclusive otherwise.
-    rule: str = "identity"
-    horizon_name: str = ""
-    # Set when the derivation is known not to apply exactly (e.g. routing that
-    # depends on the features): agreement within resolution is then reported
-    # as inconclusive, with this reason, never as confirmed.
-    not_exact_reason: str = ""
-
-    def __post_init__(self) -> None:
-        if self.form not in FORMS:
-            raise ValueError(f"unknown form {self.form!r}")
-        if self.rule not in ("identity", "positive"):
-            raise ValueError(f"unknown rule {self.rule!r}")
-        if not self.tests:
-            raise ValueError("a measurement needs at least one horizon")
 
 
 @dataclass(frozen=True)
@@ -183,9 +128,7 @@ def to_jsonable(record: Any) -> Any:
 
 __all__ = [
     "ClaimResult",
-    "HorizonTest",
     "Interpretation",
-    "Measurement",
     "RunResult",
     "Slip",
     "SLIP_CLASSES",
@@ -224,14 +167,3 @@ def exact_result(
         formula=formula,
         evidence_type="exact",
     )
-
-
-def bound_case(label: int | str, rhs, measured) -> HorizonTest:
-    """One case of a bound "measured < rhs", tested as the paired margin Delta = rhs - measured > 0 per
-    replicate; the row also records both sides' means (and the measured value's standard error) so the
-    report can draw the right-hand side against the measured value."""
-    rhs = np.asarray(rhs, dtype=float)
-    measured = np.asarray(measured, dtype=float)
-    spread = mean_test(measured, 0.0)
-    return HorizonTest(label, mean_test(rhs - measured, 0.0),
-                       {"rhs": float(rhs.mean()), "measured": spread.observed, "measured_stderr": spread.stderr})

@@ -22,7 +22,8 @@ from moecl_verify.numeric.chunks import count_as_first_party
 
 if TYPE_CHECKING:  # pragma: no cover
     from moecl_verify.checks.context import Context
-    from moecl_verify.checks.model import ClaimResult, Interpretation, Measurement, Slip
+    from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
+    from moecl_verify.checks.kinds.mean import Measurement
 
 KINDS = (
     "symbolic identity",

@@ -27,6 +27,8 @@ import csv
 import io
 from dataclasses import dataclass
 
+from moecl_verify.checks.kinds.mean import least_margin
+from moecl_verify.checks.kinds.proportion import count_text, decisive_count
 from moecl_verify.checks.model import RunResult
 from moecl_verify.checks.pack import HeadlineItem, Pack
 from moecl_verify.reports.document import pack_of
@@ -96,37 +98,6 @@ def _where(res) -> str:
     if res.config.get("pool") is not None and "pool" not in bits[0]:
         bits.append(f"pool {res.config['pool']}")
     return ", ".join(b for b in bits if b)
-
-
-def least_margin(res) -> dict | None:
-    """The case of a criterion entry with the smallest margin Delta, when it is not the decisive case (the
-    case with the smallest z, which the entry's ``observed`` reports); None when they coincide."""
-    name = "case" if any("case" in h for h in res.horizons or ()) else "horizon"
-    cases = [h for h in res.horizons or () if isinstance(h.get("observed"), (int, float))]
-    if not cases or res.observed is None:
-        return None
-    least = min(cases, key=lambda h: h["observed"])
-    if least["observed"] >= res.observed:
-        return None
-    return {"case": least.get(name, least.get("t")), "observed": least["observed"], "stderr": least.get("stderr")}
-
-
-def decisive_count(res) -> dict | None:
-    """The counts behind a proportion entry's probability (successes, trials and the 99% Wilson interval of
-    the row it reports); None when the entry does not carry them."""
-    rows = res.config.get("probabilities")
-    if not isinstance(rows, list) or res.observed is None:
-        return None
-    for row in rows:
-        if isinstance(row, dict) and row.get("probability") == res.observed and "successes" in row:
-            return row
-    return None
-
-
-def count_text(row: dict) -> str:
-    """``k/n = p, 99% Wilson [lo, hi]``: a proportion as a reviewer reads it."""
-    return (f"{row['successes']}/{row['trials']} = {_num(row['probability'])}, 99% Wilson interval "
-            f"[{_num(row['low'])}, {_num(row['high'])}]")
 
 
 def entry_evidence(res, pack: Pack | None = None) -> str:

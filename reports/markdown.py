@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from moecl_verify.checks import kinds
+from moecl_verify.checks.kinds.base import cell as _cell
+from moecl_verify.checks.kinds.base import number as num
+from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
 from moecl_verify.reports import consequence, headline, math_text
 from moecl_verify.reports.document import pack_of
@@ -14,30 +18,6 @@ VERDICT_WORDS = {
     "inconclusive": "no disagreement found, but the run was too small to exclude one",
     "not_checkable": "the statement cannot be checked as written (reason given)",
 }
-
-
-def _count_cell(res) -> str:
-    row = headline.decisive_count(res)
-    return headline.count_text(row) if row else f"{num(res.observed)} ± {num(res.stderr, 2)}"
-
-
-def _least_margin_note(res) -> str:
-    least = headline.least_margin(res)
-    return "" if least is None else f" (least: {num(least['observed'])}, {_cell(str(least['case']))})"
-
-
-def num(x, digits: int = 4) -> str:
-    if x is None:
-        return "—"
-    if x == 0:
-        return "0"
-    return f"{x:.{digits}g}"
-
-
-def pval(p) -> str:
-    if p is None:
-        return "—"
-    return "< 1e-300" if p == 0 else f"{p:.2g}"
 
 
 def _features(res) -> str:
@@ -74,43 +54,23 @@ def evidence_type(res) -> str:
     return {"scaling": "scaling", "qualitative": "criterion", "probability": "proportion"}.get(res.kind, "mean")
 
 
-EVIDENCE_TABLES = {
-    "mean": ("Means against formulas",
-             "| claim | form | features / part | verdict | formula | Monte Carlo mean ± s.e. | p | false-fail rate | "
-             "min detectable |",
-             lambda r: f"{num(r.expected)} | {num(r.observed)} ± {num(r.stderr, 2)}"),
-    "criterion": ("Criteria of qualitative claims (margin Δ > 0 in every case; the decisive case, the one with the "
-                  "smallest z, shown, and the least margin where it is another case)",
-                  "| claim | form | features / part | verdict | criterion | decisive case Δ ± s.e. | p | false-fail rate | "
-                  "min detectable Δ |",
-                  lambda r: f"{_cell(r.formula) or 'Δ > 0'} | {num(r.observed)} ± {num(r.stderr, 2)}"
-                            + _least_margin_note(r)),
-    "proportion": ("Probabilities (counts of an event; the smallest {x} shown)",
-                   "| claim | form | features / part | verdict | claimed | count, probability (99% Wilson interval) | p | "
-                   "false-fail rate | resolved to ± |",
-                   lambda r: f"{_cell(r.config.get('null', num(r.expected)))} | {_count_cell(r)}"),
-    "scaling": ("Scaling laws in {x} (fitted exponent with its bootstrap standard error)",
-                "| claim | form | features / part | verdict | law | fitted exponent ± s.e. | p | false-fail rate | "
-                "tolerance |",
-                lambda r: f"{r.config.get('law', '—')} | {num(r.observed, 3)} ± {num(r.stderr, 2)}"),
-}
-
-
 def _evidence_tables(add, run: RunResult) -> None:
     by_type: dict[str, list] = {}
     for res in sorted(run.results, key=lambda r: pack_of(run).key(r.id)):
         by_type.setdefault(evidence_type(res), []).append(res)
-    for kind, (title, header, cells) in EVIDENCE_TABLES.items():
-        rows = by_type.get(kind, [])
+    for tag, table in kinds.TABLES.items():
+        rows = by_type.get(tag, [])
         if not rows:
             continue
-        add(f"### {title.format(x=pack_of(run).swept)}")
+        columns = ("claim", "form", "features / part", "verdict", *table.columns, "p", "false-fail rate",
+                   table.resolution)
+        add(f"### {table.title.format(x=pack_of(run).swept)}")
         add("")
-        add(header)
-        add("|" + "---|" * header.count(" | ") + "---|")
+        add("| " + " | ".join(columns) + " |")
+        add("|" + "---|" * len(columns))
         for r in rows:
-            add(f"| `{r.id}` | {r.form} | {_features(r)} | **{r.verdict}** | {cells(r)} | {pval(r.p_value)} | "
-                f"{num(r.false_fail_rate, 2)} | {num(r.min_detectable, 3)} |")
+            add(f"| `{r.id}` | {r.form} | {_features(r)} | **{r.verdict}** | {' | '.join(table.cells(r))} | "
+                f"{pval(r.p_value)} | {num(r.false_fail_rate, 2)} | {num(r.min_detectable, 3)} |")
         add("")
     exact = by_type.get("exact", [])
     if exact:
@@ -438,10 +398,6 @@ def _scaling_section(add, run: RunResult) -> None:
 
 def _is_table(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _slips_section(add, run: RunResult) -> None:

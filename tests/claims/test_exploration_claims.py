@@ -15,8 +15,9 @@ from moecl_verify.checks import decide
 from moecl_verify.packs.moe_cl.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
-from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
-from moecl_verify.checks.model import Measurement
+from moecl_verify.checks.kinds.proportion import ProportionEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import all_claims
 from moecl_verify.checks.scaling import decide_scaling
 from moecl_verify.numeric.gate_trace import GateTrace

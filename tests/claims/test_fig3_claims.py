@@ -16,7 +16,8 @@ from moecl_verify.checks.context import BUDGETS, Context, context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
 from moecl_verify.packs.moe_cl.experiments import fig3_runs
-from moecl_verify.checks.model import ClaimResult, Measurement
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.kinds.mean import Measurement
 
 # One worker builds the module's tiny runs (and compiles their networks) once.
 pytestmark = pytest.mark.xdist_group("fig3")

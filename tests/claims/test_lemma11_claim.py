@@ -9,7 +9,7 @@ import moecl_verify.packs.moe_cl.claims.router.lemma11 as mod
 from moecl_verify.checks import runner, stats
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
-from moecl_verify.checks.evidence import ProportionEvidence
+from moecl_verify.checks.kinds.proportion import ProportionEvidence
 
 
 def _brute_force_cover(N: int, M: int) -> F:

@@ -8,7 +8,8 @@ import moecl_verify.packs.moe_cl.claims.router.lemma12 as mod
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
-from moecl_verify.checks.evidence import ProportionEvidence, ScalingEvidence
+from moecl_verify.checks.kinds.proportion import ProportionEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.numeric.moe import MoEConfig, draw_moe
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for

@@ -12,7 +12,7 @@ from moecl_verify.checks import runner
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 
 SMOKE = PACK.budgets["smoke"]
 

@@ -6,7 +6,7 @@ from moecl_verify.checks import runner, stats
 from moecl_verify.packs.moe_cl.claims.exploration import lemma6
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 
 
 def test_lemma6_entries_per_hidden_constant():

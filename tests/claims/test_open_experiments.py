@@ -17,7 +17,8 @@ from moecl_verify.packs.moe_cl.claims.beyond import (open_balance_outside_gradie
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.packs.moe_cl.experiments import open_questions as oq
-from moecl_verify.checks.model import ClaimResult, Measurement
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import get
 from moecl_verify.numeric.draws import TaskSchedule
 from moecl_verify.numeric.moe import draw_moe, run_moe_batched

@@ -18,7 +18,7 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import chi2_uniform
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims, decide_entry
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.numeric.seeding import generator_for
 
 

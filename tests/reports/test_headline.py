@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from moecl_verify.checks.kinds.mean import least_margin
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.model import ClaimResult, RunResult, Slip
 from moecl_verify.reports import consequence, headline, markdown
@@ -186,11 +187,11 @@ def test_a_criterion_names_its_decisive_case_and_the_least_margin_where_they_dif
     cases = [{"case": "M=5", "observed": 0.26, "stderr": 0.01, "z": 26.0, **row},
              {"case": "M=20", "observed": 0.1965, "stderr": 0.05, "z": 3.93, **row}]
     res = replace(entry("c2", "confirmed", observed=0.1965), horizons=cases)
-    assert headline.least_margin(res) is None  # the decisive case is the least margin: nothing to add
+    assert least_margin(res) is None  # the decisive case is the least margin: nothing to add
     text = headline.entry_evidence(res)
     assert "decisive case (smallest z) Δ = 0.197" in text and "least margin" not in text
     decisive_is_not_least = replace(res, observed=0.26, horizons=[dict(cases[0], z=2.0), dict(cases[1], z=3.93)])
-    assert headline.least_margin(decisive_is_not_least)["case"] == "M=20"
+    assert least_margin(decisive_is_not_least)["case"] == "M=20"
     text = headline.entry_evidence(decisive_is_not_least)
     assert "Δ = 0.26" in text and "least margin Δ = 0.197 (M=20)" in text
     row = markdown.render(run_of(decisive_is_not_least))

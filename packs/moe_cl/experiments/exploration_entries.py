@@ -1,6 +1,6 @@
 """The exploration claims' entries from the sweep's samples (:mod:`packs.moe_cl.experiments.exploration_sweep`):
 fitted exponents (bootstrap at the sweep's level), one scaling entry's evidence per hidden constant
-(:class:`moecl_verify.checks.evidence.ScalingEvidence`), the fitted exponents as slip text.
+(:class:`moecl_verify.checks.kinds.scaling.ScalingEvidence`), the fitted exponents as slip text.
 
 Shared by Lemmas 1, 5, 7, 8 and 9 (:mod:`packs.moe_cl.claims.exploration`). No verdict is decided here:
 :mod:`moecl_verify.checks.decide` decides every entry under the run's error control and reconciles the
@@ -17,7 +17,7 @@ from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL,
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config
 from moecl_verify.checks.model import ClaimResult
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.scaling import ScalingFit, constant_group, fit_exponent_pools
 from moecl_verify.numeric.seeding import generator_for
 

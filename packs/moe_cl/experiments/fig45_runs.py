@@ -25,7 +25,8 @@ import numpy as np
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import INTERPRETATIONS as MOE_INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
-from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
+from moecl_verify.checks.model import Interpretation
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool

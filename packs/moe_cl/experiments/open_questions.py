@@ -33,7 +33,8 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.budgets import BUDGETS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.model import HorizonTest, Interpretation, Measurement
+from moecl_verify.checks.model import Interpretation
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
 from moecl_verify.numeric.draws import TaskSchedule

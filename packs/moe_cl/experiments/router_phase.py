@@ -27,7 +27,7 @@ An experiment, no claim: :mod:`packs.moe_cl.claims.router.prop1`, :mod:`~packs.m
   termination, the probability rule), and the slips of parts refuted at every
   hidden constant.
 
-"With probability at least 1 - o(1)" is :class:`moecl_verify.checks.evidence.ProportionEvidence`
+"With probability at least 1 - o(1)" is :class:`moecl_verify.checks.kinds.proportion.ProportionEvidence`
 with ``claim="vanishing"``: per sigma0 of the sweep, the fraction of replicates in which the event
 holds; refuted only when, at the run's threshold, the failure probability at the smallest sigma0
 exceeds 0.1 and its exponent in sigma0 lies below 0.1 (failures stay bounded away from 0); confirmed
@@ -50,7 +50,8 @@ from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric import phase_trace as pt

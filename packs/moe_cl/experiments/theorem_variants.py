@@ -16,7 +16,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
-from moecl_verify.checks.model import HorizonTest, Measurement
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.kept import Keep
 from moecl_verify.numeric.moe import simulate_moe

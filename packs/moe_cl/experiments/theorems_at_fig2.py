@@ -28,7 +28,7 @@ from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import EARLY, FIG2, LATE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs, eq22_rhs, psi
-from moecl_verify.checks.model import HorizonTest, Measurement, bound_case
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement, bound_case
 
 THM1_EXPERTS = (10, 20)
 THM2_EXPERTS = (5,)

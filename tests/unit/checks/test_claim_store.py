@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from moecl_verify.checks import claim_store, runner
 from moecl_verify.checks.claim_store import ClaimStore, Uncacheable, decode, encode, source_version
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement
+from moecl_verify.checks.model import ClaimResult
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import get
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.cache import ResultCache

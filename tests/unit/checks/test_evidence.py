@@ -9,8 +9,10 @@ import pytest
 from scipy import stats as sps
 
 from moecl_verify.checks import decide, stats
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, exact_result
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
+from moecl_verify.checks.model import ClaimResult, exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.scaling import fit_exponent
 
 COMMON = dict(claim_id="x", source="test", config={"features": "-", "part": "p"}, formula="f", what="w")
@@ -121,3 +123,30 @@ def test_one_sided_bounds_match_scipys_wilson_interval():
     ci = sps.binomtest(37, 400).proportion_ci(confidence_level=0.98, method="wilson")
     assert (lo, hi) == pytest.approx((ci.low, ci.high))
     assert math.isclose(stats.wilson(37, 400, 0.98)[0], lo)
+
+
+def test_every_kind_is_behind_the_protocol_and_decides_with_its_own_resolution():
+    """Each registered kind: evidence by the protocol, its decided entry's min_detectable is what the kind
+    says it detects at that threshold, and its evidence_type is its tag (so the report finds its table)."""
+    from moecl_verify.checks import kinds
+    from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
+    from moecl_verify.checks.stats import mean_test
+
+    rng = np.random.default_rng(0)
+    samples = {
+        "mean": Measurement("c", "s", "expected-value identity", "stated", {}, (HorizonTest(1, mean_test(
+            rng.normal(0, 1, 400), 0.0)),), 1.0, "E[X] = 0"),
+        "criterion": Measurement("c", "s", "qualitative", "stated", {}, (HorizonTest("a", mean_test(
+            rng.normal(1, 1, 400), 0.0)),), 1.0, "Δ > 0", rule="positive"),
+        "proportion": proportion([(None, 190, 200)], "at_least", bound=0.9, resolution=0.05),
+        "scaling": ScalingEvidence(**COMMON, fit=fit_exponent([0.4, 0.2, 0.1, 0.05], [
+            2 * s**0.75 * rng.lognormal(0, 0.05, 100) for s in (0.4, 0.2, 0.1, 0.05)], np.random.default_rng(1),
+            resamples=200), law="Theta", exponent=0.75),
+    }
+    for tag, item in samples.items():
+        assert kinds.is_evidence(item) and item.TAG == tag and tag in kinds.TABLES
+        for threshold in (1e-3, 1e-2):
+            entry = item.decide(threshold, item.p_value <= threshold)
+            assert entry.evidence_type == tag and entry.min_detectable == pytest.approx(item.detectable(threshold))
+            assert len(kinds.TABLES[tag].cells(entry)) == len(kinds.TABLES[tag].columns)
+    assert not kinds.is_evidence(object())

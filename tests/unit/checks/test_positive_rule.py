@@ -1,7 +1,7 @@
 """The rule for qualitative criteria: every margin Delta > 0."""
 
-from moecl_verify.checks.model import HorizonTest, Measurement
-from moecl_verify.checks.decide import decide_measurement as decide, entry_p
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
+from moecl_verify.checks.kinds.mean import decide_measurement as decide, entry_p
 from moecl_verify.checks.stats import MeanTest
 
 

@@ -1,7 +1,7 @@
 """The verdict rule: refuted on rejection, confirmed only with enough resolution."""
 
-from moecl_verify.checks.model import HorizonTest, Measurement
-from moecl_verify.checks.decide import decide_measurement as decide
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
+from moecl_verify.checks.kinds.mean import decide_measurement as decide
 from moecl_verify.checks.stats import MeanTest
 
 

@@ -26,7 +26,8 @@ from moecl_verify.packs.moe_cl.experiments.balance_rules import label as _label
 from moecl_verify.packs.moe_cl.experiments.open_questions import (
     INTERPRETATIONS, QUANTITIES, common_notes, curves_panels, measurement, paired_margin, simulate, variant_rows)
 from moecl_verify.packs.moe_cl.experiments.pools import pool_indices
-from moecl_verify.checks.model import Interpretation, Measurement
+from moecl_verify.checks.model import Interpretation
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 
 CLAIM_ID = "open.balance_outside_gradient"

@@ -26,7 +26,8 @@ from moecl_verify.packs.moe_cl.experiments.open_questions import (
     INTERPRETATIONS, QUANTITIES, Variant, common_notes, curves_panels, mean_se, measurement, paired_margin,
     simulate, variant_rows)
 from moecl_verify.packs.moe_cl.experiments.pools import pool_indices
-from moecl_verify.checks.model import Interpretation, Measurement
+from moecl_verify.checks.model import Interpretation
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 
 CLAIM_ID = "open.unseen_task"

@@ -44,7 +44,8 @@ import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import fits, refuted_at_every_constant, scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CALIBRATION, CONSTANTS, READINGS, SIGMA0, SIGNAL_INTERPRETATIONS, sigma_t_for, simulate,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import (
     fits, refuted_at_every_constant, scaling_entry,
 )

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)

@@ -52,7 +52,8 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
@@ -61,7 +62,8 @@ from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import sweep_pools
 from moecl_verify.packs.moe_cl.experiments.router_phase import failure_slope
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for

@@ -41,7 +41,8 @@ from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.stats import MeanTest
 

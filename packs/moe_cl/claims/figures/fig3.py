@@ -35,7 +35,8 @@ from scipy import stats as sps
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig3_runs
 from moecl_verify.packs.moe_cl.experiments.fig3_runs import DEFINITIONS, INTERPRETATIONS, MOE_EXPERTS
-from moecl_verify.checks.model import HorizonTest, Measurement, exact_result
+from moecl_verify.checks.model import exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.stats import MeanTest
 

@@ -29,7 +29,7 @@ from moecl_verify.packs.moe_cl.experiments.fig45_runs import (
     FIG5_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, measurement, paired,
 )
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.model import Measurement
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 
 EQUIVALENCE = 0.1  # "robust": within 10% of the small-Gamma level

@@ -25,7 +25,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import open_questions as oq
 from moecl_verify.packs.moe_cl.experiments.balance_rules import QUESTION, VARIANTS, label
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.model import Measurement
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 
 CLAIM_ID = "c2"

@@ -11,7 +11,7 @@ How it is checked.  Its arithmetic from Lemma 2 as printed; whether it follows
 from the corrected Lemma 2 under Algorithm 1's lambda = c sigma0^1.25 (exact
 worst-case pairs allowed by Lemma 1); and the measured ||p - p_hat||_inf for
 pairs of datasets of one task under Algorithm 1 (sigma0 sweep, two hidden
-constants): a fitted exponent per hidden constant (:class:`checks.evidence.ScalingEvidence`,
+constants): a fitted exponent per hidden constant (:class:`checks.kinds.scaling.ScalingEvidence`,
 O(sigma0^2.75)), decided by the run's error control (:mod:`checks.decide`).  Routing probabilities are
 exact (:mod:`theory.routing`); Lemma 2's
 constant and its correction 2/lambda are checked in
@@ -33,7 +33,7 @@ from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.smooth_router import MS
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.scaling import fit_exponent_pools

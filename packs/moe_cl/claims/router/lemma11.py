@@ -28,9 +28,9 @@ c in {0.5, 1, 1.5, 2, 3}.  Under Algorithm 1 (N = 3, M in {6, 12}, Algorithm 1's
 from the pool seed, each scaled by sigma0, the same draws at every sigma0, v_n = w_n / sigma0; the budget's
 replicates shared among the pools), two hidden constants), the expert sets at t = T1 (end of exploration):
 P(m in M_n) per task and pool (step 1, z-tests of the per-replicate fraction, each pool on its own since the
-symmetry is a statement about one pool's tasks; a :class:`checks.model.Measurement`), and, pooled over the
+symmetry is a statement about one pool's tasks; a :class:`checks.kinds.mean.Measurement`), and, pooled over the
 pools (a pooled rate below a bound puts some pool below it), P(|M_n| = 0) against (1 - 1/N)^M (step 2,
-exact one-sided binomial tests per sigma0 and task; :class:`checks.evidence.ProportionEvidence`, "at most"),
+exact one-sided binomial tests per sigma0 and task; :class:`checks.kinds.proportion.ProportionEvidence`, "at most"),
 and P(all non-empty) against the proof's bound (the statement; ``ProportionEvidence``, "at least" at every
 sigma0), with Wilson intervals and their trend in sigma0.  The simulated entries, one per (M, hidden
 constant), are decided by the run's error control (:mod:`checks.decide`); the grid entries are exact.
@@ -49,8 +49,9 @@ from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 

@@ -16,10 +16,10 @@ to span X_t: it rests on Lemma 3, which is false in general.
 How it is checked: the sympy gradient and its vanishing condition; an exact rational counterexample under
 the proof's own premise (the routed expert's previous task had the same ground truth); Algorithm 1 simulated
 (record_rounds, expert models replayed from the draws) for how often a correctly routed round after T1
-has a nonzero gradient (M > N; :class:`checks.evidence.ProportionEvidence`, "at most 0" on the count of
+has a nonzero gradient (M > N; :class:`checks.kinds.proportion.ProportionEvidence`, "at most 0" on the count of
 such rounds: one refutes the universal statement, none cannot confirm it); the M < N bound and the
 proof's premise ||w_{n_t} - w_{t-1}||_inf = O(sigma0^1.5) as scaling laws over a sigma0 sweep with
-clustered tasks, one entry per hidden constant (:class:`checks.evidence.ScalingEvidence`), run on the sweep
+clustered tasks, one entry per hidden constant (:class:`checks.kinds.scaling.ScalingEvidence`), run on the sweep
 design of :mod:`packs.moe_cl.experiments.sweep_design` (several pools from the pool seed, common random numbers
 along sigma0, a replicate without a correctly routed round left out at that sigma0).  The sampled
 entries are decided by the run's error control (:mod:`checks.decide`).
@@ -33,7 +33,8 @@ import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.evidence import ProportionEvidence, ProportionRow, ScalingEvidence
+from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED

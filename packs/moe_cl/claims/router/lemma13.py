@@ -31,10 +31,10 @@ M = 6, d = 10, s = 6, v_n = w_n / sigma0, sigma0 in {0.4, 0.2, ..., 0.00625}
 replayed per round by :mod:`numeric.phase_trace`
 (:mod:`packs.moe_cl.experiments.router_phase`).  The ordering: the fraction of
 replicates in which it holds at every round of the phase and for every pair,
-per sigma0 (:class:`~checks.evidence.ProportionEvidence` with the "vanishing" rule: 1 - o(1) as sigma0
-shrinks); the proof's asymptotic steps: fitted exponents (:class:`~checks.evidence.ScalingEvidence`).
+per sigma0 (:class:`~checks.kinds.proportion.ProportionEvidence` with the "vanishing" rule: 1 - o(1) as sigma0
+shrinks); the proof's asymptotic steps: fitted exponents (:class:`~checks.kinds.scaling.ScalingEvidence`).
 Where a measured mean of eq. (35)'s gap is not positive, no power law fits, and the step is instead the
-criterion "the mean gap is positive at every sigma0" (a :class:`~checks.model.Measurement` with
+criterion "the mean gap is positive at every sigma0" (a :class:`~checks.kinds.mean.Measurement` with
 ``rule="positive"``), since Omega(sigma0^0.5) needs a positive lower bound.  Every entry is decided by
 the run's error control (:mod:`checks.decide`), which also reconciles the entries of the two hidden
 constants.
@@ -60,7 +60,8 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     share_note,
 )
 from moecl_verify.checks import stats
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 
 SOURCE13 = "Appendix E, Lemma 13 (eq. 33) and proof E.7"

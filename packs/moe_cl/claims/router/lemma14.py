@@ -14,7 +14,7 @@ sigma0 >= 0.025 these are the very runs of :mod:`packs.moe_cl.claims.router.prop
 t1 (:mod:`packs.moe_cl.experiments.gate_training`), replayed per round by
 :mod:`numeric.phase_trace` (:mod:`packs.moe_cl.experiments.router_phase`, shared with
 Lemmas 13 and 15).  The statement: fitted exponent of the largest gradient gap
-over the phase (:class:`~checks.evidence.ScalingEvidence`, one entry per hidden constant, decided by
+over the phase (:class:`~checks.kinds.scaling.ScalingEvidence`, one entry per hidden constant, decided by
 the run's error control in :mod:`checks.decide`, which also reconciles the two constants); the proof
 step alpha M / t <= sigma0: exact.
 """

@@ -26,8 +26,8 @@ t1 (:mod:`packs.moe_cl.experiments.gate_training`), replayed per round by
 :mod:`numeric.phase_trace` (:mod:`packs.moe_cl.experiments.router_phase`, shared with
 Lemmas 13 and 14).  The ordering: the fraction of replicates in which it holds
 at every round of the phase and for every pair, per sigma0
-(:class:`~checks.evidence.ProportionEvidence`, "vanishing" rule: 1 - o(1) as sigma0 shrinks); the proof
-step (38): fitted exponent (:class:`~checks.evidence.ScalingEvidence`).  One entry per hidden constant,
+(:class:`~checks.kinds.proportion.ProportionEvidence`, "vanishing" rule: 1 - o(1) as sigma0 shrinks); the proof
+step (38): fitted exponent (:class:`~checks.kinds.scaling.ScalingEvidence`).  One entry per hidden constant,
 decided by the run's error control (:mod:`checks.decide`), which also reconciles the two constants.
 """
 

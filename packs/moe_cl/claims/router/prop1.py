@@ -16,7 +16,7 @@ round (:mod:`numeric.phase_trace`; :mod:`packs.moe_cl.experiments.router_phase` 
 shared runs and builds the evidence).
 
 * prop1, probability entries ("1 - o(1)": probability per sigma0 and its trend
-  as sigma0 shrinks, :class:`~checks.evidence.ProportionEvidence` with the
+  as sigma0 shrinks, :class:`~checks.kinds.proportion.ProportionEvidence` with the
   "vanishing" rule, one entry per hidden constant, decided by the run's error
   control in :mod:`checks.decide`, which also reconciles the constants): (a) the
   eq. (11) set of every expert is the same at every Theta_t, t = T1+1..T; (a,

@@ -17,7 +17,7 @@ Sweep (:mod:`packs.moe_cl.experiments.gate_training`, which also measures the ga
 sigma0 in {0.4, 0.2, 0.1, 0.05, 0.025}, eta = alpha = sigma0^0.5,
 lambda = sigma0^1.25, no termination, v_n = w_n / sigma0, N = 3, M = 6,
 Definition 1 features.  Fitted exponents with their bootstrap standard errors
-(:class:`checks.evidence.ScalingEvidence`, tolerance 0.15 on the exponent), one
+(:class:`checks.kinds.scaling.ScalingEvidence`, tolerance 0.15 on the exponent), one
 entry per hidden constant, decided by the run's error control
 (:mod:`checks.decide`), which also reconciles the entries of the two constants.
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, CONSTANTS, measure_at, sweep
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED

@@ -33,8 +33,8 @@ shared runs and builds the evidence).
   between-set gap Theta(sigma0^0.75)); and the proof's last step (equal
   probabilities from a gap O(lambda)) decided exactly in sympy.
 
-The probabilities are :class:`~checks.evidence.ProportionEvidence` with the "vanishing" rule, the fits
-:class:`~checks.evidence.ScalingEvidence`, one entry per hidden constant; all are decided by the run's
+The probabilities are :class:`~checks.kinds.proportion.ProportionEvidence` with the "vanishing" rule, the fits
+:class:`~checks.kinds.scaling.ScalingEvidence`, one entry per hidden constant; all are decided by the run's
 error control (:mod:`checks.decide`), which also reconciles the two constants.  The chi-square's size
 defines the per-replicate event; it is not the rate at which the entry is decided.
 """
@@ -58,7 +58,7 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     scaling_entry,
     share_range,
 )
-from moecl_verify.checks.evidence import ScalingEvidence
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for

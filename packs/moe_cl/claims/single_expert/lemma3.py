@@ -35,7 +35,8 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip
+from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.draws import SingleExpertDraws, draw_single_expert
 from moecl_verify.numeric.pool import make_pool

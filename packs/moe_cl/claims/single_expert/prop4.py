@@ -35,7 +35,8 @@ import sympy as sp
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.model_readings import BETA_DISTRIBUTION, SIGMA0_CONVENTION
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Interpretation, Measurement, Slip
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for

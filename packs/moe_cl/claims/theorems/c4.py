@@ -16,7 +16,7 @@ from __future__ import annotations
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import thm1_runs, thm2_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_variants import margin, measurement, variant
-from moecl_verify.checks.model import Measurement
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_variants import margin, measurement, variant
-from moecl_verify.checks.model import Measurement
+from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 
 NOT_BETTER = 0.05

@@ -33,7 +33,8 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.model import ClaimResult, HorizonTest, Measurement, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
 from moecl_verify.numeric.kept import Keep

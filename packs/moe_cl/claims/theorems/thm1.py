@@ -62,8 +62,8 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import conditional_reading, theorems_at_fig2, thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
 from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, SIGMA0
-from moecl_verify.checks.model import (ClaimResult, HorizonTest, Interpretation, Measurement, Slip, bound_case,
-                                       exact_result)
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement, bound_case
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe

@@ -35,7 +35,8 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import conditional_reading, theorems_at_fig2, thm2_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq22_rhs, psi
 from moecl_verify.packs.moe_cl.experiments.thm2_runs import CONFIG
-from moecl_verify.checks.model import Measurement, bound_case, exact_result
+from moecl_verify.checks.model import exact_result
+from moecl_verify.checks.kinds.mean import Measurement, bound_case
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
 

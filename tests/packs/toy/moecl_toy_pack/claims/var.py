@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from moecl_verify.checks.model import HorizonTest, Measurement, Slip, exact_result
+from moecl_verify.checks.model import Slip, exact_result
+from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.stats import mean_test
 from moecl_verify.numeric.seeding import generator_for

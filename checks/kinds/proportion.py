@@ -1,54 +1,20 @@
-"""Typed evidence: what a claim's experiment measured, before any verdict.
+"""Proportions: counts of an event against a claimed bound, at one or several values of a swept parameter x
+("with probability 1 - o(1)" as x -> 0 is a bound on the failure probability that must vanish).
 
-Claim modules return evidence and never verdicts; :mod:`moecl_verify.checks.decide` turns all the
-evidence of a run into verdicts at once, under the run's family-wise false-fail rate. Each type
-knows
-
-* its null hypothesis (the claim holds), stated in ``null``;
-* its p-value against that null (small = evidence that the claim fails);
-* ``judge(threshold, rejected)``: the verdict once Holm has said whether the null is rejected at
-  the threshold the entry faced: ``refuted`` if rejected; ``confirmed`` only if the run could
-  have detected a discrepancy of the entry's resolution at that threshold (otherwise
-  ``inconclusive``);
-* its numbers for the report, in its own units (``expected``, ``observed``, ``stderr``).
-
-The types, one per kind of evidence:
-
-* :class:`moecl_verify.checks.model.Measurement`: a mean (or paired difference) at several
-  horizons against a formula (``rule="identity"``), or margins per case of a qualitative
-  criterion (``rule="positive"``); decided by z-tests (:mod:`moecl_verify.checks.decide`).
-* :class:`ProportionEvidence`: counts of an event against a claimed bound, at one or several
-  values of a swept parameter x ("with probability 1 - o(1)" as x -> 0 is a bound on the failure
-  probability that must vanish).
-* :class:`ScalingEvidence`: a fitted exponent in a swept parameter against a claimed O / Theta / Omega law.
-
-The swept parameter is the pack's: evidence carries its name (``parameter``) and every text says it.
-* Exact entries are :class:`moecl_verify.checks.model.ClaimResult`\\ s built by
-  :func:`moecl_verify.checks.model.exact_result` (sympy identities, rational counterexamples, a
-  stated reason): no sampling, no false-fail rate, decided where they are computed.
+The swept parameter is the pack's: the evidence carries its name (``parameter``) and every text says it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from scipy import stats as sps
 
 from moecl_verify.checks import stats
-from moecl_verify.checks.scaling import ScalingFit, curvature_guard, local_exponents, satisfies
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """An entry's verdict at its threshold, the reason in words, and what the run resolves."""
-
-    verdict: str
-    reason: str
-    min_detectable: float | None
-
-
-# ----------------------------------------------------------------------------- proportions
+from moecl_verify.checks.kinds.base import Judgement, Table, cell, number, result_of
+from moecl_verify.checks.model import ClaimResult
 
 
 @dataclass(frozen=True)
@@ -121,6 +87,7 @@ class ProportionEvidence:
     note: str = ""
     # What a trial is (replicates, rounds, ...), for the evidence text.
     unit: str = "replicates"
+    TAG: ClassVar[str] = "proportion"
     # The swept parameter's name, as the pack spells it (texts and the recorded rows).
     parameter: str = "x"
 
@@ -239,108 +206,42 @@ class ProportionEvidence:
                 f"{'with probability 1 - o(1)' if self.claim == 'vanishing' else self.null}: {judgement.verdict}, "
                 f"because {judgement.reason}." + (f" {self.note}" if self.note else ""))
 
+    def detectable(self, threshold: float) -> float:
+        """Half the width of the smallest row's two-sided interval whose ends are one-sided bounds at
+        ``threshold``: how finely the run resolves the probability it reports."""
+        lo, hi = self._one_sided_bounds(self.smallest, threshold)
+        return (hi - lo) / 2
 
-# ----------------------------------------------------------------------------- scaling
-
-
-@dataclass(frozen=True)
-class ScalingEvidence:
-    """A fitted exponent of a quantity in a swept parameter x against a claimed law y = law(x^k).
-
-    Null: the law holds with exponent k (Theta: the exponent is k; O: at least k, y shrinks at least
-    as fast; Omega: at most k). The p-value is a normal test of the fitted exponent with its bootstrap
-    standard error (``fit.stderr``; the bootstrap resamples whatever the sweep's design makes
-    independent, pools and replicates). Confirmed only when the exponent's confidence interval at the
-    entry's threshold lies within ``tolerance`` of the law. An asymptotic claim concerns x -> 0
-    while a sweep sees a window: a confirmation reads "consistent over the window [a, b]", and the
-    local exponents at both ends can withdraw a verdict (:func:`moecl_verify.checks.scaling.curvature_guard`).
-    """
-
-    claim_id: str
-    source: str
-    config: dict
-    formula: str
-    what: str
-    fit: ScalingFit
-    law: str
-    exponent: float
-    tolerance: float = 0.1
-    form: str = "stated"
-    difference: str = ""
-    note: str = ""
-    kind: str = field(default="scaling")
-
-    @property
-    def null(self) -> str:
-        return f"y = {self.law}({self.fit.parameter}^{self.exponent:g})"
-
-    @property
-    def z(self) -> float:
-        if self.fit.stderr <= 0:
-            return 0.0 if self.fit.exponent == self.exponent else math.copysign(math.inf, self.fit.exponent - self.exponent)
-        return (self.fit.exponent - self.exponent) / self.fit.stderr
-
-    @property
-    def p_value(self) -> float:
-        z = self.z
-        if self.law == "Theta":
-            return stats.two_sided_p(z)
-        if self.law == "O":  # the claim: exponent >= k; evidence against it is a small exponent
-            return stats.one_sided_p(-z)
-        return stats.one_sided_p(z)
-
-    def interval(self, threshold: float) -> tuple[float, float]:
-        """The exponent's confidence interval at the entry's threshold (two-sided for Theta, one-sided for O
-        and Omega, the other end unbounded)."""
-        e, se = self.fit.exponent, self.fit.stderr
-        if self.law == "Theta":
-            h = stats.normal_upper_quantile(threshold / 2) * se
-            return e - h, e + h
-        h = stats.normal_upper_quantile(threshold) * se
-        return (e - h, math.inf) if self.law == "O" else (-math.inf, e + h)
-
-    def judge(self, threshold: float, rejected: bool) -> Judgement:
-        lo, hi = self.interval(threshold)
-        k, tol = self.exponent, self.tolerance
-        window = f"[{min(self.fit.x):g}, {max(self.fit.x):g}]"
-        x = self.fit.parameter
-        shown = f"exponent {self.fit.exponent:.3f} ± {self.fit.stderr:.3f} (bootstrap s.e.)"
-        if rejected:
-            verdict = "refuted"
-            reason = f"{shown} rejects {self.law}({x}^{k:g}) at false-fail rate {threshold:.2g} over {x} in {window}"
-        elif (self.law == "Theta" and k - tol <= lo and hi <= k + tol) or (self.law == "O" and lo >= k - tol) or (
-                self.law == "Omega" and hi <= k + tol):
-            verdict = "confirmed"
-            reason = (f"{shown}: consistent over the window {x} in {window} (its interval at the threshold lies "
-                      f"within {tol:g} of the law); the sweep cannot speak for smaller {x}")
-        else:
-            verdict = "inconclusive"
-            reason = (f"{shown}: not rejected, but its interval at the threshold reaches more than {tol:g} beyond "
-                      f"the law over {x} in {window}")
-        verdict, reason = curvature_guard(self.fit, self.law, k, tol, verdict, reason)
-        return Judgement(verdict, reason, tol)
-
-    @property
-    def expected(self) -> float:
-        return self.exponent
-
-    @property
-    def observed(self) -> float:
-        return self.fit.exponent
-
-    @property
-    def stderr(self) -> float:
-        return self.fit.stderr
-
-    def report_config(self) -> dict:
-        return {"law": f"{self.law}({self.fit.parameter}^{self.exponent:g})", **self.fit.summary(),
-                "null": self.null, "window": [min(self.fit.x), max(self.fit.x)]}
-
-    def describe(self, judgement: Judgement) -> str:
-        return (f"{self.what} against {self.fit.parameter}: {self.fit}. Claim "
-                f"{self.law}({self.fit.parameter}^{self.exponent:g}): "
-                f"{judgement.verdict}, because {judgement.reason}." + (f" {self.note}" if self.note else ""))
+    def decide(self, threshold: float, rejected: bool) -> ClaimResult:
+        return result_of(self, self.judge(threshold, rejected), threshold)
 
 
-__all__ = ["Judgement", "ProportionEvidence", "ProportionRow", "ScalingEvidence", "local_exponents", "satisfies",
-           "CONFIRM_FAILURE", "RISING_FAILURE", "REFUTE_FAILURE", "FLAT_SLOPE"]
+def decisive_count(res: ClaimResult) -> dict | None:
+    """The counts behind a proportion entry's probability (successes, trials and the 99% Wilson interval of
+    the row it reports); None when the entry does not carry them."""
+    rows = res.config.get("probabilities")
+    if not isinstance(rows, list) or res.observed is None:
+        return None
+    for row in rows:
+        if isinstance(row, dict) and row.get("probability") == res.observed and "successes" in row:
+            return row
+    return None
+
+
+def count_text(row: dict) -> str:
+    """``k/n = p, 99% Wilson [lo, hi]``: a proportion as a reviewer reads it."""
+    return (f"{row['successes']}/{row['trials']} = {number(row['probability'], 3)}, 99% Wilson interval "
+            f"[{number(row['low'], 3)}, {number(row['high'], 3)}]")
+
+
+def _count_cell(res: ClaimResult) -> str:
+    row = decisive_count(res)
+    return count_text(row) if row else f"{number(res.observed)} ± {number(res.stderr, 2)}"
+
+
+TABLES = {
+    "proportion": Table("Probabilities (counts of an event; the smallest {x} shown)",
+                        ("claimed", "count, probability (99% Wilson interval)"), "resolved to ±",
+                        lambda r: (cell(r.config.get("null", number(r.expected))), _count_cell(r))),
+}
+RECORDS = {"proportion": ProportionEvidence, "proportion_row": ProportionRow}

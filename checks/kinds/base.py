@@ -1,0 +1,93 @@
+"""What every kind of evidence is: the protocol the decision module and the renderers rely on.
+
+An evidence kind is a frozen dataclass that a claim's ``measure`` returns, before any verdict. It knows
+
+* ``p_value``: its p-value against its claim (small = evidence that the claim fails); the run's Holm
+  family is built from these (:mod:`moecl_verify.checks.decide`);
+* ``decide(threshold, rejected)``: the results entry once Holm has said whether its null is rejected at
+  the threshold it faced: ``refuted`` if rejected; ``confirmed`` only if the run could have detected a
+  discrepancy of the entry's resolution at that threshold; ``inconclusive`` otherwise;
+* ``detectable(threshold)``: the smallest discrepancy the run resolves at that threshold, in the kind's
+  own units (recorded as the entry's ``min_detectable``);
+* ``describe``: its evidence sentence (inside ``decide``);
+* ``TAG`` (the entry's ``evidence_type``) and, in its module, ``RECORDS`` (the dataclasses the results
+  cache stores, by tag) and ``TABLES`` (the report's table of entries of that kind).
+
+A kind is one module of :mod:`moecl_verify.checks.kinds`, registered in its ``__init__``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Protocol, runtime_checkable
+
+from moecl_verify.checks.model import ClaimResult
+
+
+@runtime_checkable
+class Evidence(Protocol):
+    """What the decision module needs of a kind of evidence."""
+
+    TAG: ClassVar[str]
+    claim_id: str
+
+    @property
+    def p_value(self) -> float: ...
+
+    def detectable(self, threshold: float) -> float: ...
+
+    def decide(self, threshold: float, rejected: bool) -> ClaimResult: ...
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """An entry's verdict at its threshold, the reason in words, and what the run resolves."""
+
+    verdict: str
+    reason: str
+    min_detectable: float | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """How the report lists the entries of one kind: a title, the columns after the common ones (claim,
+    form, features / part, verdict) and before the common ones (p, false-fail rate), the name of the
+    resolution column, and the cells of those columns for one entry."""
+
+    title: str
+    columns: tuple[str, ...]
+    resolution: str
+    cells: Callable[[ClaimResult], tuple[str, ...]]
+
+
+def number(x, digits: int = 4) -> str:
+    """A number as the report prints it (— for missing, 0 for zero, ``digits`` significant digits)."""
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def p_text(p) -> str:
+    """A p-value as the reports print it."""
+    if p is None:
+        return "—"
+    return "< 1e-300" if p == 0 else f"{p:.2g}"
+
+
+def cell(text: str) -> str:
+    """Text safe inside a markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def result_of(item, judgement: Judgement, threshold: float) -> ClaimResult:
+    """The results entry of a kind whose rule gives a :class:`Judgement` (its numbers, its configuration with
+    the kind's own report fields, its evidence sentence)."""
+    return ClaimResult(
+        id=item.claim_id, source=item.source, kind=item.kind, form=item.form, verdict=judgement.verdict,
+        expected=item.expected, observed=item.observed, stderr=item.stderr, p_value=item.p_value,
+        false_fail_rate=threshold, min_detectable=judgement.min_detectable,
+        config={**item.config, **item.report_config()}, evidence=item.describe(judgement), formula=item.formula,
+        difference=item.difference, evidence_type=item.TAG,
+    )
