@@ -1,21 +1,19 @@
-"""Scaling laws in a swept parameter x: fit the exponent on a log-log sweep and decide O, Theta, Omega.
+"""Scaling laws in a swept parameter x: fit the exponent on a log-log sweep, and the guards on a verdict.
 
 Given per-replicate measurements y at each x of a geometric sweep, the
-claimed law y ~ C x^k is checked by least squares of log(mean y) on
+claimed law y ~ C x^k is fitted by least squares of log(mean y) on
 log(x).  The pack names its parameter (``parameter``, e.g. the document's
-symbol); every text and recorded key uses that name.  The exponent's 99% interval comes from a percentile bootstrap
-that resamples replicates within each x (seeded Generator, so the
-interval is reproducible).
+symbol); every text and recorded key uses that name.  The exponent's
+bootstrap distribution (a percentile bootstrap that resamples replicates
+within each x, or pools and then replicates; seeded, so reproducible) gives
+its standard error, its interval and the curvature of the log-log curve.
 
-Verdict rules (docs/design.md, 'From a claim to a verdict'):
-
-* Theta(x^k): refuted if the interval excludes k; confirmed if it
-  contains k and is narrower than ``2 * tolerance`` (the run could tell k from
-  k +- tolerance); otherwise inconclusive.
-* O(x^k) (y shrinks at least as fast as x^k): refuted if the whole
-  interval lies below k; confirmed if it lies above k - tolerance; otherwise
-  inconclusive.
-* Omega(x^k): the mirror image.
+The verdict is decided by the scaling kind of evidence
+(:class:`moecl_verify.checks.kinds.scaling.ScalingEvidence`: a normal test of
+the exponent at the entry's Holm threshold, confirmed only when its interval at
+that threshold lies within the tolerance of the law); this module adds the
+curvature guard that can withdraw such a verdict, and the reconciliation of
+verdicts across hidden constants.
 
 An O() or Theta() hides a constant; the fitted constant C = exp(intercept) is
 reported beside the exponent, and claims run the sweep for more than one value
@@ -102,7 +100,7 @@ def fit_exponent(
     With four or more x the same resamples also give the local exponents
     over the three largest and the three smallest x and a ``level``
     interval on their difference (the curvature of the log-log curve), which
-    :func:`decide_scaling` uses to tell a law from a pre-asymptotic bend.
+    :func:`curvature_guard` uses to tell a law from a pre-asymptotic bend.
     """
     if len(x) != len(samples) or len(x) < 3:
         raise ValueError("a scaling fit needs at least three x values, one sample each")
@@ -247,25 +245,16 @@ def satisfies(law: str, e: float, k: float, tolerance: float) -> bool:
     return abs(e - k) <= tolerance
 
 
-def decide_scaling(fit: ScalingFit, law: str, k: float, tolerance: float = 0.1) -> tuple[str, str]:
-    """(verdict, reason) for the claim y = law(x^k) given the fitted interval.
-
-    An asymptotic claim is about x -> 0, and a sweep sees only a window.
-    With four or more x the local exponents over the three largest and
-    the three smallest values are compared, and a verdict is downgraded to
-    ``inconclusive`` when the curve bends against it: a refutation whose local
-    exponent at the smallest x satisfies the claim, or moves toward it by
-    more than ``tolerance`` with a curvature interval that excludes zero (a
-    bend, not noise); or a confirmation whose local exponent at the smallest
-    x violates the claim.  The guard only ever withdraws a verdict.
-    """
-    verdict, reason = _decide_interval(fit, law, k, tolerance)
-    return curvature_guard(fit, law, k, tolerance, verdict, reason)
-
-
 def curvature_guard(fit: ScalingFit, law: str, k: float, tolerance: float, verdict: str,
                     reason: str) -> tuple[str, str]:
-    """Withdraw a verdict the curve bends against (see :func:`decide_scaling`); never creates one."""
+    """Withdraw a verdict the curve bends against; never creates one.
+
+    An asymptotic claim is about x -> 0, and a sweep sees only a window. With four or more values of x the
+    local exponents over the three largest and the three smallest values are compared, and a verdict is
+    downgraded to ``inconclusive`` when the curve bends against it: a refutation whose local exponent at the
+    smallest x satisfies the claim, or moves toward it by more than ``tolerance`` with a curvature interval
+    that excludes zero (a bend, not noise); or a confirmation whose local exponent at the smallest x violates
+    the claim."""
     if len(fit.x) < 4 or verdict not in ("refuted", "confirmed"):
         return verdict, reason
     early, late = local_exponents(fit)
@@ -279,29 +268,6 @@ def curvature_guard(fit: ScalingFit, law: str, k: float, tolerance: float, verdi
     if verdict == "confirmed" and not satisfies(law, late, k, tolerance):
         return "inconclusive", f"{reason}, but the {bend} violates the claim at the small-{fit.parameter} end"
     return verdict, f"{reason}; {bend}"
-
-
-def _decide_interval(fit: ScalingFit, law: str, k: float, tolerance: float) -> tuple[str, str]:
-    if law not in LAWS:
-        raise ValueError(f"law must be one of {LAWS}, got {law!r}")
-    lo, hi = fit.low, fit.high
-    if law == "Theta":
-        if hi < k or lo > k:
-            return "refuted", f"the {fit.level:.0%} interval [{lo:.3f}, {hi:.3f}] excludes the claimed exponent {k}"
-        if hi - lo <= 2 * tolerance:
-            return "confirmed", f"the interval [{lo:.3f}, {hi:.3f}] contains {k} and is narrower than +-{tolerance}"
-        return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] contains {k} but is wider than +-{tolerance}"
-    if law == "O":
-        if hi < k:
-            return "refuted", f"the interval [{lo:.3f}, {hi:.3f}] lies below {k}: y shrinks more slowly than {fit.parameter}^{k}"
-        if lo >= k - tolerance:
-            return "confirmed", f"the interval [{lo:.3f}, {hi:.3f}] lies above {k} - {tolerance}"
-        return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] reaches below {k} - {tolerance}"
-    if lo > k:
-        return "refuted", f"the interval [{lo:.3f}, {hi:.3f}] lies above {k}: y shrinks faster than {fit.parameter}^{k}"
-    if hi <= k + tolerance:
-        return "confirmed", f"the interval [{lo:.3f}, {hi:.3f}] lies below {k} + {tolerance}"
-    return "inconclusive", f"the interval [{lo:.3f}, {hi:.3f}] reaches above {k} + {tolerance}"
 
 
 def reconcile_constants(verdicts: dict[float, str]) -> dict[float, str]:

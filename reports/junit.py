@@ -12,6 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from moecl_verify.checks.kinds.base import number, p_text
 from moecl_verify.checks.model import ClaimResult, RunResult
 
 SUITE = "moecl-verify"
@@ -27,16 +28,10 @@ def _message(res: ClaimResult) -> str:
     if res.verdict == "refuted":
         if res.false_fail_rate is None:  # symbolic: decided exactly, no sampling error
             return "refuted symbolically (exact)"
-        return f"refuted at false-fail rate {res.false_fail_rate:.2g} (p = {_p(res.p_value)})"
+        return f"refuted at false-fail rate {res.false_fail_rate:.2g} (p = {p_text(res.p_value)})"
     if res.verdict == "inconclusive":
         return "inconclusive: no disagreement found, but the run was too small to exclude one"
     return "not checkable as written"
-
-
-def _p(p) -> str:
-    if p is None:
-        return "—"
-    return "< 1e-300" if p == 0 else f"{p:.2g}"
 
 
 def build(run: RunResult) -> ET.Element:

@@ -26,6 +26,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from moecl_verify.checks.kinds.base import number, p_text
 from moecl_verify.checks.model import VERDICTS, ClaimResult, RunResult
 from moecl_verify.reports import consequence, markdown, math_text
 from moecl_verify.reports.document import pack_of
@@ -42,18 +43,6 @@ def entry_key(res: ClaimResult) -> str:
     from moecl_verify.checks.api import entry_key as key
 
     return key(res.form, res.config)
-
-
-def _num(x, digits: int = 4) -> str:
-    if x is None:
-        return "—"
-    return "0" if x == 0 else f"{x:.{digits}g}"
-
-
-def _p(p) -> str:
-    if p is None:
-        return "—"
-    return "< 1e-300" if p == 0 else f"{p:.2g}"
 
 
 def _cell_id(*parts: str) -> str:
@@ -119,8 +108,8 @@ def _claim_markdown(claim: dict, results: list[ClaimResult]) -> str:
     ]
     for res in results:
         lines.append(
-            f"| {entry_key(res)} | **{res.verdict}** | {_num(res.expected)} | "
-            f"{_num(res.observed)} ± {_num(res.stderr, 2)} | {_p(res.p_value)} | {_num(res.false_fail_rate, 2)} |"
+            f"| {entry_key(res)} | **{res.verdict}** | {number(res.expected)} | "
+            f"{number(res.observed)} ± {number(res.stderr, 2)} | {p_text(res.p_value)} | {number(res.false_fail_rate, 2)} |"
         )
     return "\n".join(lines)
 

@@ -10,7 +10,7 @@ from typing import ClassVar
 from moecl_verify.checks import stats
 from moecl_verify.checks.kinds.base import Judgement, Table, number, result_of
 from moecl_verify.checks.model import ClaimResult
-from moecl_verify.checks.scaling import ScalingFit, curvature_guard
+from moecl_verify.checks.scaling import LAWS, ScalingFit, curvature_guard
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,10 @@ class ScalingEvidence:
     note: str = ""
     kind: str = field(default="scaling")
     TAG: ClassVar[str] = "scaling"
+
+    def __post_init__(self) -> None:
+        if self.law not in LAWS:
+            raise ValueError(f"{self.claim_id}: law must be one of {LAWS}, got {self.law!r}")
 
     @property
     def null(self) -> str:

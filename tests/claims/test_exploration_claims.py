@@ -19,7 +19,7 @@ from moecl_verify.checks.kinds.proportion import ProportionEvidence
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import all_claims
-from moecl_verify.checks.scaling import decide_scaling
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.numeric.gate_trace import GateTrace
 from moecl_verify.numeric.moe import MoEConfig
 from moecl_verify.numeric.pool import TaskPool
@@ -47,7 +47,7 @@ def test_batched_fit_recovers_manufactured_exponents():
     samples = [3 * s**0.75 * rng.exponential(1.0, 400) for s in sigma0]
     fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"), PACK.budgets["smoke"])  # 2 pools of 200
     assert fit.low < 0.75 < fit.high and fit.high - fit.low < 0.2
-    assert decide_scaling(fit, "O", 1.0)[0] == "refuted"
+    assert _judge(ScalingEvidence(claim_id="t", source="t", config={}, formula="", what="y", fit=fit, law="O", exponent=1.0))[0] == "refuted"
     # 90% quantiles of U(0, sigma0^-0.25) scale like sigma0^-0.25, whatever the mean does.
     samples = [s**-0.25 * rng.random(400) for s in sigma0]
     fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), PACK.budgets["smoke"], q=0.9)
@@ -313,3 +313,9 @@ def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
     # failure exponent clearly above 0 (the derivation gives 1).
     assert own.observed > 0.99 and own.config["failure_exponent"]["estimate"] > 0.3
     assert own.verdict == "confirmed"
+
+
+def _judge(evidence, threshold: float = 1e-3):
+    """(verdict, reason) of a scaling entry at ``threshold`` (rejected when its p-value is at most it)."""
+    judgement = evidence.judge(threshold, evidence.p_value <= threshold)
+    return judgement.verdict, judgement.reason

@@ -157,14 +157,15 @@ def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
     import numpy as np
 
     from moecl_verify.checks.model import ClaimResult, RunResult
-    from moecl_verify.checks.scaling import decide_scaling, fit_exponent
+    from moecl_verify.checks.kinds.scaling import ScalingEvidence
+    from moecl_verify.checks.scaling import fit_exponent
 
     sigma0 = [0.4, 0.2, 0.1, 0.05, 0.025]
     rng = np.random.default_rng(0)
     # The default pack sweeps sigma0: the fit names it so, and the table reads the range under that name.
     fit = fit_exponent(sigma0, [2 * s**0.75 * rng.lognormal(0, 0.05, 200) for s in sigma0], np.random.default_rng(1),
                        resamples=200, parameter="sigma0")
-    verdict, reason = decide_scaling(fit, "Theta", 0.75)
+    verdict, reason = _judge(ScalingEvidence(claim_id="t", source="t", config={}, formula="", what="y", fit=fit, law="Theta", exponent=0.75))
     res = ClaimResult(id="demo", source="-", kind="scaling", form="stated", verdict=verdict, expected=0.75,
                       observed=fit.exponent, stderr=0.01, p_value=None, false_fail_rate=0.01, min_detectable=0.1,
                       config={"part": "demo gap", "law": "Theta(sigma0^0.75)", **fit.summary()}, evidence=reason)
@@ -202,3 +203,9 @@ def test_stream_outputs_are_merged_however_the_kernel_cut_them():
     mixed = [nbformat.v4.new_output("stream", name="stdout", text="a"), nbformat.v4.new_output("stream", name="stderr", text="w"),
              nbformat.v4.new_output("stream", name="stdout", text="b")]
     assert [o["text"] for o in coalesce_streams(mixed)] == ["a", "w", "b"]
+
+
+def _judge(evidence, threshold: float = 1e-3):
+    """(verdict, reason) of a scaling entry at ``threshold`` (rejected when its p-value is at most it)."""
+    judgement = evidence.judge(threshold, evidence.p_value <= threshold)
+    return judgement.verdict, judgement.reason

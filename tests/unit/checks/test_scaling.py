@@ -3,9 +3,18 @@
 import numpy as np
 import pytest
 
-from moecl_verify.checks.scaling import decide_scaling, fit_exponent
+from moecl_verify.checks.kinds.scaling import ScalingEvidence
+from moecl_verify.checks.scaling import fit_exponent
 
 SIGMA0 = [0.4, 0.2, 0.1, 0.05, 0.025]
+
+
+def decide_scaling(fit, law: str, k: float, tolerance: float = 0.1, threshold: float = 1e-3):
+    """(verdict, reason) of the run's one scaling rule (:class:`ScalingEvidence`) at ``threshold``."""
+    evidence = ScalingEvidence(claim_id="t", source="t", config={}, formula="", what="y", fit=fit, law=law,
+                               exponent=k, tolerance=tolerance)
+    judgement = evidence.judge(threshold, evidence.p_value <= threshold)
+    return judgement.verdict, judgement.reason
 
 
 def _manufactured(k, C=3.0, noise=0.05, n=400, seed=0):
