@@ -24,6 +24,7 @@ from moecl_verify.numeric.gate_trace import GateTrace
 from moecl_verify.numeric.moe import MoEConfig
 from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.packs.moe_cl.experiments.sweep_design import fit_sweep
 
 CTX = context_for(PACK, "smoke", 0)
 
@@ -45,12 +46,12 @@ def test_batched_fit_recovers_manufactured_exponents():
     rng = np.random.default_rng(1)
     # y = 3 sigma0^0.75 times a unit-mean factor: mean exponent 0.75.
     samples = [3 * s**0.75 * rng.exponential(1.0, 400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"), PACK.budgets["smoke"])  # 2 pools of 200
+    fit = fit_sweep(sigma0, samples, generator_for(0, "t"), PACK.budgets["smoke"])  # 2 pools of 200
     assert fit.low < 0.75 < fit.high and fit.high - fit.low < 0.2
     assert decide_scaling(fit, "O", 1.0)[0] == "refuted"
     # 90% quantiles of U(0, sigma0^-0.25) scale like sigma0^-0.25, whatever the mean does.
     samples = [s**-0.25 * rng.random(400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), PACK.budgets["smoke"], q=0.9)
+    fit = fit_sweep(sigma0, samples, generator_for(0, "q"), PACK.budgets["smoke"], quantile=0.9)
     assert fit.low < -0.25 < fit.high
     assert fit.means[0] == pytest.approx(np.quantile(samples[0], 0.9))
 

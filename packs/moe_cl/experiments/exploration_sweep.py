@@ -183,12 +183,6 @@ def constructed_pool(sigma0: float) -> TaskPool:
     return TaskPool(W=sigma0 * Z, V=Z)
 
 
-def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
-    """Per-replicate values of :func:`simulate` split by pool (pool k's replicates are consecutive, the same
-    replicates at every sigma0)."""
-    return np.split(np.asarray(values), len(sweep_pools(sizes)))
-
-
 def summarize(trace: GateTrace, pool: TaskPool, cfg: MoEConfig, sigma0: float, pick_rng: np.random.Generator) -> dict:
     """Per-replicate summaries of one traced chunk, for all five lemmas (arrays with a leading R axis)."""
     R, T, M = trace.R, trace.T, cfg.M

@@ -48,12 +48,12 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, SIGMA0
 from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
-from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
-                                                           replicates_per_pool, sweep_pool, sweep_pools)
+from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, fit_sweep,
+                                                                replicate_key, replicates_per_pool, sweep_pool,
+                                                                sweep_pools)
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
-from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric import phase_trace as pt
 from moecl_verify.numeric.chunks import Chunk, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
@@ -122,11 +122,6 @@ def _pool(k: int, sigma0: float) -> TaskPool:
     # Pool k of prop2's sweep (v_n = w_n / sigma0 so that ||v_n||_inf = O(1), Section 3.2): one base pool
     # scaled to each sigma0, drawn from the pool seed, so only sigma0 changes along the sweep.
     return sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
-
-
-def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
-    """Per-replicate values of a summary split by pool (pool k's replicates are consecutive)."""
-    return np.split(np.asarray(values), len(sweep_pools(sizes)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -320,11 +315,9 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
                   extra: dict | None = None, note: str = "") -> ScalingEvidence:
     """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden
     constant c."""
-    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.sizes) for x in samples]
-    per_pool = [[parts[p] for parts in by_pool] for p in range(len(by_pool[0]))]
     # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
-    fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)),
-        parameter="sigma0")
+    fit = fit_sweep(list(SWEEP), [np.asarray(x, dtype=float) for x in samples],
+                    generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)), ctx.sizes)
     used = [int(np.isfinite(np.asarray(x, dtype=float)).sum()) for x in samples]
     return ScalingEvidence(
         claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,

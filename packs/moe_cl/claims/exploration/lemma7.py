@@ -57,8 +57,9 @@ from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.packs.moe_cl.experiments.exploration_entries import scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
-    constructed_pool, pool_for, simulate, simulate_constructed, split_pools,
+    constructed_pool, pool_for, simulate, simulate_constructed,
 )
+from moecl_verify.packs.moe_cl.experiments.sweep_design import split_pools
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import sweep_pools
 from moecl_verify.packs.moe_cl.experiments.router_phase import failure_slope
