@@ -1,5 +1,5 @@
 """Exploration-phase claims (Lemmas 1, 5, 7, 8, 9; packs/moe_cl/claims/exploration/) and their shared sweep
-(packs/moe_cl/experiments/exploration_sweep.py, exploration_entries.py): statistics, exact steps and summaries,
+(packs/moe_cl/experiments/exploration_sweep.py, packs/moe_cl/entries/exploration.py): statistics, exact steps and summaries,
 checked against hand-derived values and manufactured data (the full sweep runs in the CLI, not here)."""
 
 import math
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-import moecl_verify.packs.moe_cl.experiments.exploration_entries as entries
+import moecl_verify.packs.moe_cl.entries.exploration as entries
 import moecl_verify.packs.moe_cl.experiments.exploration_sweep as sweep
 from moecl_verify.checks import decide
 from moecl_verify.packs.moe_cl.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9

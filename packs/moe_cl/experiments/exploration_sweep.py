@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.sweep_design import replicate_key, replicates_per_pool, sweep_pool, sweep_pools
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.chunks import Chunk

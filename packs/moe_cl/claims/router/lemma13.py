@@ -53,8 +53,10 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     SIGNAL_MATRIX,
     SWEEP,
     phases,
-    probability_entry,
     probability_rows,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
+    probability_entry,
     refuted_part_slips,
     scaling_entry,
     share_note,

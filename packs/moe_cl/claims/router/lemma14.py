@@ -33,9 +33,11 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     SWEEP,
     config,
     phases,
+    t1_round,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
     refuted_part_slips,
     scaling_entry,
-    t1_round,
 )
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register

@@ -39,8 +39,10 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     algorithm1,
     by_sigma0,
     phase,
-    probability_entry,
     probability_rows,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
+    probability_entry,
     share_range,
 )
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip

@@ -53,8 +53,10 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     SWEEP,
     algorithm1,
     by_sigma0,
-    probability_entry,
     probability_rows,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
+    probability_entry,
     scaling_entry,
     share_range,
 )
