@@ -108,7 +108,7 @@ def _hand_trace():
         noise_sum=np.array([[[0.0, 0.5], [2.0, -1.0]]]), beta=np.array([[1.0, 1.0]]),
         delta=np.array([[0.04, 0.0]]), coef_loc=np.array([[0.02, 0.0]]), coef_aux=np.array([[0.3, 0.1]]),
         counts=np.array([[[1.0, 0.0], [1.0, 1.0]]]), applied=np.array([[True, True]]),
-        freeze_round=np.array([0]), eta=1.0)
+        freeze_round=np.array([0]), eta=1.0, grad_gap=np.zeros((1, 2)), w=np.zeros((1, 2, 2)), T1=1)
 
 
 def test_summaries_on_a_hand_built_trace():

@@ -4,8 +4,9 @@ An experiment, no claim: :mod:`packs.moe_cl.claims.router.prop1`, :mod:`~packs.m
 :mod:`~packs.moe_cl.claims.router.lemma13` to :mod:`~packs.moe_cl.claims.router.lemma15` use it.  Here:
 
 * the two simulations they share through ``ctx.shared``, traced per round by
-  :mod:`numeric.phase_trace` and kept as per-replicate summaries (the per-round
-  gate history is dropped once measured):
+  :mod:`numeric.gate_trace` and kept as per-replicate summaries (the per-round
+  gate history is dropped once measured; the orderings of Lemmas 13 and 15
+  keep one margin per round, from which those claims say whether they hold):
   - ``algorithm1``: Algorithm 1 with early termination (Gamma = lambda =
     c sigma0^1.25, eta = alpha = c sigma0^0.5, T1 = ceil(M / eta)), run to
     T = T1 + 300 so that every task arrives about 100 times after the gate
@@ -51,10 +52,10 @@ from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_CHUNK, rep
                                                                 sweep_pool, sweep_pools)
 from moecl_verify.checks.kinds.proportion import ProportionRow
 from moecl_verify.checks.model import Interpretation
-from moecl_verify.numeric import phase_trace as pt
+from moecl_verify.numeric import gate_trace as gt
 from moecl_verify.numeric.chunks import Chunk, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
-from moecl_verify.numeric.phase_trace import FrozenRouting
+from moecl_verify.numeric.gate_trace import FrozenRouting
 from moecl_verify.numeric.pool import TaskPool
 
 # prop2's sweep extended by two smaller sigma0 (64x in all): the probability trends need the small end.
@@ -122,7 +123,7 @@ def _pool(k: int, sigma0: float) -> TaskPool:
 
 @dataclass(frozen=True, eq=False)
 class Algorithm1Summary:
-    """Per replicate of an Algorithm 1 run (termination on, T = T1 + POST_T1); see :mod:`numeric.phase_trace`."""
+    """Per replicate of an Algorithm 1 run (termination on, T = T1 + POST_T1); see :mod:`numeric.gate_trace`."""
 
     T1: int
     stable: np.ndarray  # eq. (11) sets equal at Theta_t for t = T1+1..T
@@ -142,11 +143,9 @@ class PhaseSummary:
     T1: int
     t1: int
     stable: np.ndarray  # eq. (11) sets equal at Theta_t for t = T1+1..t1
-    lemma13: np.ndarray
-    lemma13_share: np.ndarray
-    lemma15: np.ndarray
-    lemma15_share: np.ndarray
-    lemma15_fixed_sets: np.ndarray  # eq. (40) with the sets of Theta_{T1+1} (the other reading)
+    eq33_margin: np.ndarray  # (R, rounds T1+2..t1): eq. (33)'s margin per round, sets of Theta_{T1+1} (Lemma 13)
+    eq40_margin: np.ndarray  # (R, rounds T1+1..t1): eq. (40)'s margin per round, sets at the round (Lemma 15)
+    eq40_margin_fixed_sets: np.ndarray  # eq. (40)'s margin with the sets of Theta_{T1+1} (the other reading)
     pi_gap_T1: np.ndarray  # eq. (35) at Theta_T1
     signal_step: np.ndarray
     theta_gap_t1: np.ndarray
@@ -160,31 +159,30 @@ _ROUTING_FIELDS = ("T2", "any_outside", "outside_share", "chi2", "df", "within_g
 
 def _algorithm1_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
     """One chunk of an Algorithm 1 run, traced and reduced to per-replicate arrays (cacheable, picklable)."""
-    tr = pt.trace_moe(pool, draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
-                                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index),
-                      cfg)
+    draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
+                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index)
+    tr = gt.run_gate_trace(pool, draws, cfg, factors=False)
     scale = float(np.mean(np.sum(pool.W**2, axis=1)))
-    moves = pt.moved(tr, tr.T1 + 1, STILL * scale)
-    routing = pt.frozen_routing(tr, pool.V, MIN_EXPECTED)
-    return {"stable": pt.sets_stable(tr, pool.V, tr.T1 + 1, tr.T), "routed_single": pt.routed_single_task(tr, tr.T1, pool.N),
+    moves = gt.moved(tr, tr.T1 + 1, STILL * scale)
+    routing = gt.frozen_routing(tr, pool.V, MIN_EXPECTED)
+    return {"stable": gt.sets_stable(tr, pool.V, tr.T1 + 1, tr.T),
+            "routed_single": gt.routed_single_task(tr, tr.T1, pool.N),
             "unchanged": ~moves.any(axis=1), "moved_share": moves.mean(axis=1),
-            "post_steps": tr.step[:, tr.T1 + 1:] / scale,
+            "post_steps": tr.delta[:, tr.T1 + 1:] / scale,
             **{f"routing.{name}": getattr(routing, name) for name in _ROUTING_FIELDS}}
 
 
 def _phase_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
     """One chunk of a router-learning-phase run (no termination, T = t1), reduced to per-replicate arrays."""
-    tr = pt.trace_moe(pool, draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
-                                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index),
-                      cfg)
+    draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
+                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index)
+    tr = gt.run_gate_trace(pool, draws, cfg, factors=False)
     V = pool.V
-    l13, l13_share = pt.lemma13_holds(tr, V)
-    l15, l15_share = pt.lemma15_holds(tr, V)
-    return {"stable": pt.sets_stable(tr, V, tr.T1 + 1, tr.T), "lemma13": l13, "lemma13_share": l13_share,
-            "lemma15": l15, "lemma15_share": l15_share, "lemma15_fixed_sets": pt.lemma15_holds(tr, V, fixed_sets=True)[0],
-            "pi_gap_T1": pt.pi_gap_own_signal(tr, V, tr.T1), "signal_step": pt.signal_step_max(tr, V),
-            "theta_gap_t1": pt.theta_gap_between(tr, V, tr.T), "pi_gap_between": pt.pi_gap_between_max(tr, V),
-            "grad_gap": pt.grad_gap_max(tr)}
+    return {"stable": gt.sets_stable(tr, V, tr.T1 + 1, tr.T), "eq33_margin": gt.eq33_margin(tr, V),
+            "eq40_margin": gt.eq40_margin(tr, V), "eq40_margin_fixed_sets": gt.eq40_margin(tr, V, fixed_sets=True),
+            "pi_gap_T1": gt.pi_gap_own_signal(tr, V, tr.T1), "signal_step": gt.signal_step_max(tr, V),
+            "theta_gap_t1": gt.theta_gap_between(tr, V, tr.T), "pi_gap_between": gt.pi_gap_between_max(tr, V),
+            "grad_gap": gt.grad_gap_max(tr)}
 
 
 def _run_chunks(ctx: Context, fn, sigma0: float, cfg: MoEConfig, R: int, T: int, key: tuple, label: str) -> dict:
