@@ -13,7 +13,7 @@ lambda = Gamma = c sigma0^1.25, T1 = ceil(M/eta), hidden constant c in
 {1, 0.5}), N = 3, M = 6, d = 10, s = 6, v_n = w_n / sigma0, Definition 1
 features, sigma0 in {0.4, 0.2, ..., 0.00625} (halving, 64x), T = T1 + 300; traced per
 round (:mod:`numeric.gate_trace`; :mod:`packs.moe_cl.experiments.router_phase` holds the
-shared runs and builds the evidence).
+shared runs, :mod:`packs.moe_cl.entries.router_phase` builds the evidence).
 
 * prop1, probability entries ("1 - o(1)": probability per sigma0 and its trend
   as sigma0 shrinks, :class:`~checks.kinds.proportion.ProportionEvidence` with the
