@@ -47,7 +47,7 @@ class Sizes:
 
     # -- the figures
     fig2_replicates: int  # Figure 2's runs per configuration and pool (experiments/fig2_runs.py), also
-    # Theorems 1-2 at Figure 2's configuration (experiments/theorems_at_fig2.py)
+    # Theorems 1-2 at Figure 2's configuration (entries/theorems_at_fig2.py, on the runs of experiments/fig2_runs.py)
     fig45_replicates: int  # Figures 4 and 5's runs per Gamma and pool (experiments/fig45_runs.py)
     fig3_rounds: int  # T of every Figure 3 run (experiments/fig3_runs.py; the paper does not state it)
     fig3_replicates: int  # Figure 3's deep-network runs per task definition and M

@@ -1,5 +1,5 @@
 """Exploration-phase claims (Lemmas 1, 5, 7, 8, 9; packs/moe_cl/claims/exploration/) and their shared sweep
-(packs/moe_cl/experiments/exploration_sweep.py, exploration_entries.py): statistics, exact steps and summaries,
+(packs/moe_cl/experiments/exploration_sweep.py, packs/moe_cl/entries/exploration.py): statistics, exact steps and summaries,
 checked against hand-derived values and manufactured data (the full sweep runs in the CLI, not here)."""
 
 import math
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-import moecl_verify.packs.moe_cl.experiments.exploration_entries as entries
+import moecl_verify.packs.moe_cl.entries.exploration as entries
 import moecl_verify.packs.moe_cl.experiments.exploration_sweep as sweep
 from moecl_verify.checks import decide
 from moecl_verify.packs.moe_cl.claims.exploration import lemma1, lemma5, lemma7, lemma8, lemma9
@@ -24,6 +24,7 @@ from moecl_verify.numeric.gate_trace import GateTrace
 from moecl_verify.numeric.moe import MoEConfig
 from moecl_verify.numeric.pool import TaskPool
 from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.packs.moe_cl.experiments.sweep_design import fit_sweep
 
 CTX = context_for(PACK, "smoke", 0)
 
@@ -45,12 +46,12 @@ def test_batched_fit_recovers_manufactured_exponents():
     rng = np.random.default_rng(1)
     # y = 3 sigma0^0.75 times a unit-mean factor: mean exponent 0.75.
     samples = [3 * s**0.75 * rng.exponential(1.0, 400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "t"), PACK.budgets["smoke"])  # 2 pools of 200
+    fit = fit_sweep(sigma0, samples, generator_for(0, "t"), PACK.budgets["smoke"])  # 2 pools of 200
     assert fit.low < 0.75 < fit.high and fit.high - fit.low < 0.2
     assert _judge(ScalingEvidence(claim_id="t", source="t", config={}, formula="", what="y", fit=fit, law="O", exponent=1.0))[0] == "refuted"
     # 90% quantiles of U(0, sigma0^-0.25) scale like sigma0^-0.25, whatever the mean does.
     samples = [s**-0.25 * rng.random(400) for s in sigma0]
-    fit = entries.fit_exponent_batched(sigma0, samples, generator_for(0, "q"), PACK.budgets["smoke"], q=0.9)
+    fit = fit_sweep(sigma0, samples, generator_for(0, "q"), PACK.budgets["smoke"], quantile=0.9)
     assert fit.low < -0.25 < fit.high
     assert fit.means[0] == pytest.approx(np.quantile(samples[0], 0.9))
 
@@ -107,7 +108,7 @@ def _hand_trace():
         noise_sum=np.array([[[0.0, 0.5], [2.0, -1.0]]]), beta=np.array([[1.0, 1.0]]),
         delta=np.array([[0.04, 0.0]]), coef_loc=np.array([[0.02, 0.0]]), coef_aux=np.array([[0.3, 0.1]]),
         counts=np.array([[[1.0, 0.0], [1.0, 1.0]]]), applied=np.array([[True, True]]),
-        freeze_round=np.array([0]), eta=1.0)
+        freeze_round=np.array([0]), eta=1.0, grad_gap=np.zeros((1, 2)), w=np.zeros((1, 2, 2)), T1=1)
 
 
 def test_summaries_on_a_hand_built_trace():

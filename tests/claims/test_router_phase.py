@@ -13,6 +13,7 @@ import moecl_verify.packs.moe_cl.claims.router.lemma15 as lemma15
 import moecl_verify.packs.moe_cl.claims.router.prop1 as prop1
 import moecl_verify.packs.moe_cl.claims.router.prop3 as prop3
 from moecl_verify.checks import stats
+from moecl_verify.packs.moe_cl.entries import router_phase as rpe
 from moecl_verify.packs.moe_cl.experiments import router_phase as rp
 from moecl_verify.packs.moe_cl.experiments.router_phase import chi2_uniform
 from moecl_verify.checks.context import context_for
@@ -105,7 +106,7 @@ def test_run_reconciles_a_refutation_another_constant_contradicts():
     """The parts the router-phase entries carry (", c = ...") let the run reconcile them across constants."""
     ctx = context_for(PACK, "smoke", 0)
     flat, certain = _rows((0.5,) * 5, 400), _rows((1,) * 5, 200)
-    entries = [rp.probability_entry(ctx, "x", "s", part, c, rows, "f", "event")
+    entries = [rpe.probability_entry(ctx, "x", "s", part, c, rows, "f", "event")
                for part, c, rows in (("a", 1.0, flat), ("a", 0.5, certain), ("b", 1.0, flat), ("b", 0.5, flat))]
     assert all(isinstance(e, ProportionEvidence) and e.claim == "vanishing" for e in entries)
     assert [e.config["part"] for e in entries] == ["a, c = 1", "a, c = 0.5", "b, c = 1", "b, c = 0.5"]
@@ -116,7 +117,7 @@ def test_run_reconciles_a_refutation_another_constant_contradicts():
 def test_probability_entry_needs_three_testable_sigma0():
     ctx = context_for(PACK, "smoke", 0)
     rows = [ProportionRow(0.4, 5, 10), ProportionRow(0.2, 0, 0), ProportionRow(0.1, 3, 10)]
-    entry = rp.probability_entry(ctx, "x", "s", "a", 1.0, rows, "f", "event")
+    entry = rpe.probability_entry(ctx, "x", "s", "a", 1.0, rows, "f", "event")
     assert entry.evidence_type == "exact" and entry.verdict == "inconclusive" and entry.p_value is None
     assert entry.config["part"] == "a, c = 1"
 

@@ -144,14 +144,77 @@ def _is_claim_module(module: str) -> bool:
     return module.startswith(f"{P}.packs.moe_cl.claims.") and not MODULES[module].name == "__init__.py"
 
 
+def _is_experiment_module(module: str) -> bool:
+    parts = module.split(".")
+    return len(parts) > 3 and parts[1] == PACKS and parts[3] == "experiments"
+
+
+def _is_entries_module(module: str) -> bool:
+    """The shared evidence builders of a pack (``packs/<pack>/entries/``): claim-side, not claims."""
+    parts = module.split(".")
+    return len(parts) > 3 and parts[1] == PACKS and parts[3] == "entries"
+
+
 def test_claims_import_no_other_claim_and_experiments_import_no_claim():
     bad = []
     for module, targets in GRAPH.items():
         for t in targets:
             if _is_claim_module(t) and (module.startswith(f"{P}.packs.moe_cl.claims.") or
-                                        module.startswith(f"{P}.packs.moe_cl.experiments")):
+                                        _is_experiment_module(module) or _is_entries_module(module)):
+                bad.append(f"{module} -> {t}")
+            # an experiment returns samples; the builders that turn samples into evidence are the claims' side
+            if _is_entries_module(t) and _is_experiment_module(module):
                 bad.append(f"{module} -> {t}")
     assert bad == []
+
+
+# --- experiments return samples, never verdicts ------------------------------------------------------------------
+
+
+def _evidence_and_verdict_names() -> set[str]:
+    """What an experiment may not name: every kind of evidence (the registered record types a verdict is decided
+    from: ``Measurement``, ``ProportionEvidence``, ``ScalingEvidence``), and decided entries and findings
+    (``ClaimResult``, ``exact_result``, ``Slip``).  Samples are fine: arrays, counts (``ProportionRow``), fits
+    (``ScalingFit``), test cases (``HorizonTest``, ``MeanTest``) and readings (``Interpretation``)."""
+    from moecl_verify.checks import kinds
+
+    evidence = {cls.__name__ for cls in kinds.RECORDS.values() if callable(getattr(cls, "decide", None))}
+    return evidence | {"ClaimResult", "exact_result", "Slip"}
+
+
+def _evidence_and_verdict_uses(source: str) -> list[str]:
+    """Each import, name or attribute in ``source`` naming a kind of evidence or a decided entry."""
+    forbidden = _evidence_and_verdict_names()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += [f"import {a.name}" for a in node.names if a.name.rpartition(".")[2] in forbidden]
+        elif isinstance(node, ast.Name) and node.id in forbidden:
+            found.append(f"line {node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in forbidden:
+            found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_experiments_return_samples_never_evidence_or_verdicts():
+    """An experiment (``packs/<pack>/experiments/``) builds no evidence and decides nothing: it neither imports nor
+    names a kind of evidence, ``ClaimResult``, ``exact_result`` or ``Slip``.  The claims build their evidence from
+    its samples, the builders several claims share live in ``packs/<pack>/entries/``."""
+    experiments = [m for m in MODULES if _is_experiment_module(m)]
+    assert f"{P}.packs.moe_cl.experiments.router_phase" in experiments
+    bad = [f"{m}: {use}" for m in sorted(experiments)
+           for use in _evidence_and_verdict_uses(MODULES[m].read_text(encoding="utf-8"))]
+    assert bad == []
+
+
+def test_the_sample_rule_would_catch_evidence_built_in_an_experiment():
+    assert {"Measurement", "ProportionEvidence", "ScalingEvidence", "ClaimResult", "exact_result"} <= \
+        _evidence_and_verdict_names()
+    source = ("from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow\n"
+              "from moecl_verify.checks import model\n"
+              "def f(rows):\n    return model.exact_result('x')\n")
+    assert _evidence_and_verdict_uses(source) == ["import ProportionEvidence", "line 4: .exact_result"]
+    assert _evidence_and_verdict_uses("from moecl_verify.checks.kinds.proportion import ProportionRow\n") == []
 
 
 def test_no_module_imports_another_modules_private_names():

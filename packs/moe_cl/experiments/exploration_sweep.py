@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.sweep_design import replicate_key, replicates_per_pool, sweep_pool, sweep_pools
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.chunks import Chunk
@@ -181,12 +180,6 @@ def constructed_pool(sigma0: float) -> TaskPool:
     Z = np.array(pool_for(0, 1.0).V)
     Z[1] = -Z[0]
     return TaskPool(W=sigma0 * Z, V=Z)
-
-
-def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
-    """Per-replicate values of :func:`simulate` split by pool (pool k's replicates are consecutive, the same
-    replicates at every sigma0)."""
-    return np.split(np.asarray(values), len(sweep_pools(sizes)))
 
 
 def summarize(trace: GateTrace, pool: TaskPool, cfg: MoEConfig, sigma0: float, pick_rng: np.random.Generator) -> dict:

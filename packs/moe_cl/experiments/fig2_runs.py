@@ -1,5 +1,5 @@
 """The Figure 2 simulations (Section 6; details Appendix A.2), shared by the Figure 2 claims and by Theorems 1
-and 2 checked at Figure 2's configuration (:mod:`packs.moe_cl.experiments.theorems_at_fig2`).
+and 2 checked at Figure 2's configuration (:mod:`packs.moe_cl.entries.theorems_at_fig2`).
 
 Configuration as stated: T = 2000, N = 7, K = 3, M in {1, 5, 10, 20},
 sigma0 = 0.4, sigma_t = 0.1, d = 10, s = 6, eta = 0.5, alpha = 0.5,

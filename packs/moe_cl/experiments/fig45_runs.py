@@ -13,7 +13,7 @@ pool k draw from ``ctx.seed`` with the pool index in their key.  Each pool is it
 "pool k", config ``pool``, ``pool_seed``).
 
 Also here: the readings both figures report (Figure 2's model readings and the two of Appendix A.4), the
-paired margin, the freeze table and the entry both figures' claims build.
+paired margin and the freeze table; the entry both figures' claims build is :func:`packs.moe_cl.entries.fig45.measurement`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import INTERPRETATIONS as MOE_INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.checks.model import Interpretation
-from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
+from moecl_verify.checks.kinds.mean import HorizonTest
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool
@@ -112,23 +112,3 @@ def freeze_table(ctx: Context, N: int, pool: int = 0) -> list[dict]:
             }
         )
     return rows
-
-
-def measurement(ctx, claim_id, source, criterion, tests, N, pool: int = 0) -> Measurement:
-    config = dict(BASE)
-    config.update(
-        part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, N=N, Gammas=GAMMAS,
-        replicates=ctx.sizes.fig45_replicates, seed=ctx.seed, freeze=freeze_table(ctx, N, pool),
-    )
-    return Measurement(
-        claim_id=claim_id,
-        source=source,
-        kind="qualitative",
-        form="stated",
-        config=config,
-        tests=tuple(tests),
-        scale=1.0,
-        formula=f"{criterion} [task pool {pool}, pool seed {POOL_SEED}]",
-        rule="positive",
-        horizon_name="case",
-    )

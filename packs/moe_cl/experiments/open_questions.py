@@ -34,7 +34,7 @@ from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.budgets import BUDGETS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import Interpretation
-from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
+from moecl_verify.checks.kinds.mean import HorizonTest
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.chunks import Chunk, bounded_chunk_size, chunk_sizes
 from moecl_verify.numeric.draws import TaskSchedule
@@ -433,22 +433,6 @@ def mean_se(x: np.ndarray) -> dict:
     if x.size < 2:
         return {"mean": None if x.size == 0 else float(x[0]), "stderr": None, "n": int(x.size)}
     return {"mean": float(x.mean()), "stderr": float(x.std(ddof=1) / math.sqrt(x.size)), "n": int(x.size)}
-
-
-def measurement(ctx: Context, claim_id: str, regime: Regime, pool: int, part: str, criterion: str,
-                tests: list[HorizonTest | None], **extra) -> Measurement:
-    """A positive-rule entry: 'every case's margin Delta is > 0', one per (part, regime, pool). Cases no two
-    replicates define are left out and listed under ``cases_without_data``."""
-    kept = [t for t in tests if t is not None]
-    if not kept:
-        raise RuntimeError(f"{claim_id} ({part}, {regime.name}, pool {pool}): no case has two replicates")
-    config = {"part": f"{part}, {regime.name} regime, pool {pool}", "pool": pool, "pool_seed": POOL_SEED,
-              "replicates": ctx.sizes.open_replicates, "seed": ctx.seed, **regime.as_config(), **extra}
-    if len(kept) < len(tests):
-        config["cases_without_data"] = len(tests) - len(kept)
-    return Measurement(claim_id=claim_id, source=SOURCE, kind="experiment", form="stated", config=config,
-                       tests=tuple(kept), scale=1.0, rule="positive", horizon_name="case",
-                       formula=f"{criterion} [{regime.name} regime, task pool {pool}, pool seed {POOL_SEED}]")
 
 
 def variant_rows(runs: dict, regime: Regime, pool: int, labels: list[str]) -> list[dict]:

@@ -4,8 +4,9 @@ An experiment, no claim: :mod:`packs.moe_cl.claims.router.prop1`, :mod:`~packs.m
 :mod:`~packs.moe_cl.claims.router.lemma13` to :mod:`~packs.moe_cl.claims.router.lemma15` use it.  Here:
 
 * the two simulations they share through ``ctx.shared``, traced per round by
-  :mod:`numeric.phase_trace` and kept as per-replicate summaries (the per-round
-  gate history is dropped once measured):
+  :mod:`numeric.gate_trace` and kept as per-replicate summaries (the per-round
+  gate history is dropped once measured; the orderings of Lemmas 13 and 15
+  keep one margin per round, from which those claims say whether they hold):
   - ``algorithm1``: Algorithm 1 with early termination (Gamma = lambda =
     c sigma0^1.25, eta = alpha = c sigma0^0.5, T1 = ceil(M / eta)), run to
     T = T1 + 300 so that every task arrives about 100 times after the gate
@@ -20,12 +21,13 @@ An experiment, no claim: :mod:`packs.moe_cl.claims.router.prop1`, :mod:`~packs.m
   v_n = w_n / sigma0, Definition 1 features;
 * the failure-probability trend (log failure probability against log sigma0,
   with a parametric-bootstrap standard error);
-* evidence builders for probability and scaling entries, one entry per hidden
-  constant; :mod:`moecl_verify.checks.decide` decides them under the run's
-  error control and reconciles them across constants;
-* the readings and notes these claims share (the signal-only matrix, no
-  termination, the probability rule), and the slips of parts refuted at every
-  hidden constant.
+* the samples of probability entries (per sigma0, the count of replicates in
+  which an event holds) and the readings and notes these claims share (the
+  signal-only matrix, no termination, the probability rule).
+
+The claims build their evidence from these samples (:mod:`packs.moe_cl.entries.router_phase`: one
+probability or scaling entry per hidden constant, and the slips of parts refuted at every hidden
+constant); :mod:`moecl_verify.checks.decide` decides them under the run's error control.
 
 "With probability at least 1 - o(1)" is :class:`moecl_verify.checks.kinds.proportion.ProportionEvidence`
 with ``claim="vanishing"``: per sigma0 of the sweep, the fraction of replicates in which the event
@@ -46,20 +48,15 @@ import numpy as np
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, SIGMA0
-from moecl_verify.packs.moe_cl.budgets import Sizes
-from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
-from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
-                                                           replicates_per_pool, sweep_pool, sweep_pools)
-from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
-from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
-from moecl_verify.checks.scaling import fit_exponent_pools
-from moecl_verify.numeric import phase_trace as pt
+from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_CHUNK, replicate_key, replicates_per_pool,
+                                                                sweep_pool, sweep_pools)
+from moecl_verify.checks.kinds.proportion import ProportionRow
+from moecl_verify.checks.model import Interpretation
+from moecl_verify.numeric import gate_trace as gt
 from moecl_verify.numeric.chunks import Chunk, chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe_chunk
-from moecl_verify.numeric.phase_trace import FrozenRouting
+from moecl_verify.numeric.gate_trace import FrozenRouting
 from moecl_verify.numeric.pool import TaskPool
-from moecl_verify.numeric.seeding import generator_for
 
 # prop2's sweep extended by two smaller sigma0 (64x in all): the probability trends need the small end.
 SWEEP = SIGMA0 + (0.0125, 0.00625)
@@ -124,14 +121,9 @@ def _pool(k: int, sigma0: float) -> TaskPool:
     return sweep_pool("prop2", k, N=BASE["N"], d=BASE["d"], sigma0=sigma0)
 
 
-def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
-    """Per-replicate values of a summary split by pool (pool k's replicates are consecutive)."""
-    return np.split(np.asarray(values), len(sweep_pools(sizes)))
-
-
 @dataclass(frozen=True, eq=False)
 class Algorithm1Summary:
-    """Per replicate of an Algorithm 1 run (termination on, T = T1 + POST_T1); see :mod:`numeric.phase_trace`."""
+    """Per replicate of an Algorithm 1 run (termination on, T = T1 + POST_T1); see :mod:`numeric.gate_trace`."""
 
     T1: int
     stable: np.ndarray  # eq. (11) sets equal at Theta_t for t = T1+1..T
@@ -151,11 +143,9 @@ class PhaseSummary:
     T1: int
     t1: int
     stable: np.ndarray  # eq. (11) sets equal at Theta_t for t = T1+1..t1
-    lemma13: np.ndarray
-    lemma13_share: np.ndarray
-    lemma15: np.ndarray
-    lemma15_share: np.ndarray
-    lemma15_fixed_sets: np.ndarray  # eq. (40) with the sets of Theta_{T1+1} (the other reading)
+    eq33_margin: np.ndarray  # (R, rounds T1+2..t1): eq. (33)'s margin per round, sets of Theta_{T1+1} (Lemma 13)
+    eq40_margin: np.ndarray  # (R, rounds T1+1..t1): eq. (40)'s margin per round, sets at the round (Lemma 15)
+    eq40_margin_fixed_sets: np.ndarray  # eq. (40)'s margin with the sets of Theta_{T1+1} (the other reading)
     pi_gap_T1: np.ndarray  # eq. (35) at Theta_T1
     signal_step: np.ndarray
     theta_gap_t1: np.ndarray
@@ -169,31 +159,30 @@ _ROUTING_FIELDS = ("T2", "any_outside", "outside_share", "chi2", "df", "within_g
 
 def _algorithm1_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
     """One chunk of an Algorithm 1 run, traced and reduced to per-replicate arrays (cacheable, picklable)."""
-    tr = pt.trace_moe(pool, draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
-                                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index),
-                      cfg)
+    draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
+                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index)
+    tr = gt.run_gate_trace(pool, draws, cfg, factors=False)
     scale = float(np.mean(np.sum(pool.W**2, axis=1)))
-    moves = pt.moved(tr, tr.T1 + 1, STILL * scale)
-    routing = pt.frozen_routing(tr, pool.V, MIN_EXPECTED)
-    return {"stable": pt.sets_stable(tr, pool.V, tr.T1 + 1, tr.T), "routed_single": pt.routed_single_task(tr, tr.T1, pool.N),
+    moves = gt.moved(tr, tr.T1 + 1, STILL * scale)
+    routing = gt.frozen_routing(tr, pool.V, MIN_EXPECTED)
+    return {"stable": gt.sets_stable(tr, pool.V, tr.T1 + 1, tr.T),
+            "routed_single": gt.routed_single_task(tr, tr.T1, pool.N),
             "unchanged": ~moves.any(axis=1), "moved_share": moves.mean(axis=1),
-            "post_steps": tr.step[:, tr.T1 + 1:] / scale,
+            "post_steps": tr.delta[:, tr.T1 + 1:] / scale,
             **{f"routing.{name}": getattr(routing, name) for name in _ROUTING_FIELDS}}
 
 
 def _phase_chunk(*, pool, cfg, size, T, seed, key, index) -> dict:
     """One chunk of a router-learning-phase run (no termination, T = t1), reduced to per-replicate arrays."""
-    tr = pt.trace_moe(pool, draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
-                                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index),
-                      cfg)
+    draws = draw_moe_chunk(pool, M=cfg.M, size=size, T=T, s=BASE["s"], features=BASE["features"],
+                           sigma_t=BASE["sigma_t"], beta_max=1.0, seed=seed, key=key, index=index)
+    tr = gt.run_gate_trace(pool, draws, cfg, factors=False)
     V = pool.V
-    l13, l13_share = pt.lemma13_holds(tr, V)
-    l15, l15_share = pt.lemma15_holds(tr, V)
-    return {"stable": pt.sets_stable(tr, V, tr.T1 + 1, tr.T), "lemma13": l13, "lemma13_share": l13_share,
-            "lemma15": l15, "lemma15_share": l15_share, "lemma15_fixed_sets": pt.lemma15_holds(tr, V, fixed_sets=True)[0],
-            "pi_gap_T1": pt.pi_gap_own_signal(tr, V, tr.T1), "signal_step": pt.signal_step_max(tr, V),
-            "theta_gap_t1": pt.theta_gap_between(tr, V, tr.T), "pi_gap_between": pt.pi_gap_between_max(tr, V),
-            "grad_gap": pt.grad_gap_max(tr)}
+    return {"stable": gt.sets_stable(tr, V, tr.T1 + 1, tr.T), "eq33_margin": gt.eq33_margin(tr, V),
+            "eq40_margin": gt.eq40_margin(tr, V), "eq40_margin_fixed_sets": gt.eq40_margin(tr, V, fixed_sets=True),
+            "pi_gap_T1": gt.pi_gap_own_signal(tr, V, tr.T1), "signal_step": gt.signal_step_max(tr, V),
+            "theta_gap_t1": gt.theta_gap_between(tr, V, tr.T), "pi_gap_between": gt.pi_gap_between_max(tr, V),
+            "grad_gap": gt.grad_gap_max(tr)}
 
 
 def _run_chunks(ctx: Context, fn, sigma0: float, cfg: MoEConfig, R: int, T: int, key: tuple, label: str) -> dict:
@@ -279,7 +268,7 @@ def failure_slope(rows: list[ProportionRow], rng: np.random.Generator, resamples
     return slope, float(np.std(fits, ddof=1))
 
 
-# ----------------------------------------------------------------------------- entries
+# ----------------------------------------------------------------------------- samples for the entries
 
 
 def probability_rows(events: dict[float, np.ndarray]) -> list[ProportionRow]:
@@ -290,88 +279,3 @@ def probability_rows(events: dict[float, np.ndarray]) -> list[ProportionRow]:
 def by_sigma0(values: dict, name: str) -> list[dict]:
     """{sigma0: value} as JSON-friendly rows [{"sigma0": ..., name: value}] (or the value's own fields if a dict)."""
     return [{"sigma0": s0, **(v if isinstance(v, dict) else {name: v})} for s0, v in values.items()]
-
-
-def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, rows: list[ProportionRow],
-                      formula: str, what: str, extra: dict | None = None, note: str = "") -> ProportionEvidence | ClaimResult:
-    """One 'with probability 1 - o(1)' entry at hidden constant c (:class:`ProportionEvidence`, ``vanishing``).
-    Values of sigma0 without a single testable replicate are left out; with fewer than three left, the entry is
-    an exact ``inconclusive`` (nothing to test)."""
-    config = {"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-              "seed": ctx.seed, **(extra or {})}
-    rows = sorted((r for r in rows if r.trials > 0), key=lambda r: -r.x)
-    if not rows:
-        raise ValueError(f"{claim_id} {part}: no replicate could be tested at any sigma0")
-    if len(rows) < 3:
-        return exact_result(claim_id, source, "probability", config.pop("part"), "inconclusive",
-                            f"{what} (hidden constant c = {c:g}): only {len(rows)} sigma0 value(s) with testable "
-                            "replicates, too few to see a trend", formula, **{k: v for k, v in config.items()
-                                                                              if k != "features"})
-    slope = failure_slope(rows, generator_for(ctx.seed, claim_id, "probability", part, str(c)))
-    return ProportionEvidence(
-        parameter="sigma0",
-        claim_id=claim_id, source=source, kind="probability", config=config, formula=formula,
-        what=f"{what} (hidden constant c = {c:g})", rows=tuple(rows), claim="vanishing", failure_slope=slope,
-        note=note)
-
-
-def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, law: str, k: float,
-                  samples: list[np.ndarray], formula: str, what: str, tolerance: float = 0.15,
-                  extra: dict | None = None, note: str = "") -> ScalingEvidence:
-    """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against SWEEP) at hidden
-    constant c."""
-    by_pool = [split_pools(np.asarray(x, dtype=float), ctx.sizes) for x in samples]
-    per_pool = [[parts[p] for parts in by_pool] for p in range(len(by_pool[0]))]
-    # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
-    fit = fit_exponent_pools(list(SWEEP), per_pool, generator_for(ctx.seed, claim_id, "bootstrap", part, str(c)),
-        parameter="sigma0")
-    used = [int(np.isfinite(np.asarray(x, dtype=float)).sum()) for x in samples]
-    return ScalingEvidence(
-        claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,
-        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
-                "seed": ctx.seed, **design_config(ctx.sizes, len(samples[0])),
-                "means": [{"sigma0": s0, "mean": m, "used_replicates": n}
-                          for s0, m, n in zip(SWEEP, fit.means, used)], **(extra or {})},
-        what=f"{what} (hidden constant c = {c:g})", formula=formula,
-        note=f"{note} {DESIGN_NOTE.format(pools=fit.pools, seed=POOL_SEED)}".strip(),
-    )
-
-
-def share_note(shares: dict[float, np.ndarray]) -> str:
-    return "Mean share of rounds at which it holds: " + ", ".join(
-        f"sigma0 = {s0:g}: {float(v.mean()):.3f}" for s0, v in shares.items()) + "."
-
-
-def share_range(results: list[ClaimResult], key: str, field: str) -> str:
-    values = [row[field] for r in results for row in r.config.get(key, [])]
-    if not values:
-        return "a share"
-    low, high = f"{min(values):.0%}", f"{max(values):.0%}"
-    return low if low == high else f"{low} to {high}"
-
-
-def measured(r: ClaimResult) -> str:
-    c = r.config["hidden_constant"]
-    if r.kind == "scaling" and r.config.get("exponent_interval"):
-        lo, hi = r.config["exponent_interval"]
-        return f"c = {c:g}: fitted exponent {r.observed:.2f} (99% interval [{lo:.2f}, {hi:.2f}]) against {r.expected}"
-    if r.kind == "probability":
-        best = max(r.config["probabilities"], key=lambda row: row["probability"])
-        return (f"c = {c:g}: probability {r.observed:.2f} at the smallest sigma0, at most {best['probability']:.2f} "
-                f"(sigma0 = {best['sigma0']:g}) over the sweep")
-    return f"c = {c:g}: {r.evidence}"
-
-
-def refuted_part_slips(results: list[ClaimResult], table: dict) -> list[Slip]:
-    """One slip per part refuted at every hidden constant (after reconciliation).
-
-    ``table`` maps (claim id, part prefix) to (slip id, location, slip class, stated)."""
-    out = []
-    for (claim_id, prefix), (slip_id, location, klass, stated) in table.items():
-        hits = [r for r in results if r.id == claim_id and r.config["part"].startswith(prefix)]
-        if hits and all(r.verdict == "refuted" for r in hits):
-            out.append(Slip(id=slip_id, location=location, slip_class=klass, stated=stated,
-                            holds="measured in the paper's setting, refuted at every hidden constant tried: "
-                            + "; ".join(measured(r) for r in hits),
-                            evidence=" | ".join(r.evidence for r in hits)))
-    return out

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from moecl_verify.checks.scaling import ScalingFit, fit_exponent_pools
 from moecl_verify.packs.moe_cl.budgets import Sizes
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.numeric.pool import TaskPool, make_pool
@@ -53,6 +56,23 @@ def replicate_key(claim: str, *parts: str, pool: int) -> tuple:
     """The replicate streams of pool ``pool`` of a sweep: keyed by the claim, the parts that change the
     dynamics' identity (a hidden constant, a horizon label), and the pool, never by sigma0."""
     return (claim, *parts, "pool", pool)
+
+
+def split_pools(values: np.ndarray, sizes: Sizes) -> list[np.ndarray]:
+    """Per-replicate values of a sweep point split by pool (pool k's replicates are consecutive, the same
+    replicates at every sigma0)."""
+    return np.split(np.asarray(values), len(sweep_pools(sizes)))
+
+
+def fit_sweep(x: list[float], samples: list[np.ndarray], rng: np.random.Generator, sizes: Sizes,
+              quantile: float | None = None, level: float = 0.99, resamples: int = 2000) -> ScalingFit:
+    """The mean (``quantile`` None) or quantile scaling fit over a sweep's pools
+    (:func:`checks.scaling.fit_exponent_pools`: pools, then replicates within pools, paired across sigma0) of
+    per-replicate ``samples`` (one array per value of ``x``, pool k's replicates consecutive)."""
+    by_pool = [split_pools(sample, sizes) for sample in samples]
+    per_pool = [[parts[k] for parts in by_pool] for k in range(len(by_pool[0]))]
+    return fit_exponent_pools(x, per_pool, rng, level=level, resamples=resamples, quantile=quantile,
+                              parameter="sigma0")
 
 
 def design_config(sizes: Sizes, total: int) -> dict:

@@ -3,7 +3,7 @@
 Eq. (19) and (20) (Theorem 1) and eq. (22) (Theorem 2) are functions of the routing counts L_t^(m), the
 number of tasks routed to expert m up to round t.  Given a simulation's routed experts ``chosen[r, t]``,
 these functions give each replicate's right-hand side, to be paired with its realized F_t or G_T.  Used by
-the theorems' own configurations and by Figure 2's (:mod:`packs.moe_cl.experiments.theorems_at_fig2`).  The
+the theorems' own configurations and by Figure 2's (:mod:`packs.moe_cl.entries.theorems_at_fig2`).  The
 symbolic summands are in :mod:`theory.thm1`.
 """
 

@@ -4,8 +4,8 @@ insights C4 and C5 share.
 Both insights compare final-round means (T = 200, definition1 features) across
 numbers of experts: a margin Delta = sum_k c_k E[X_k] over independent runs,
 reported as one ``positive``-rule entry per insight and pool (pool k of Theorem 1's and of Theorem 2's
-setting, :mod:`packs.moe_cl.experiments.pools`); the entries are decided by the run's error control
-(:mod:`checks.decide`).
+setting, :mod:`packs.moe_cl.experiments.pools`), built by :mod:`packs.moe_cl.entries.theorem_variants` and
+decided by the run's error control (:mod:`checks.decide`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import math
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
-from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
+from moecl_verify.checks.kinds.mean import HorizonTest
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.numeric.kept import Keep
 from moecl_verify.numeric.moe import simulate_moe
@@ -48,13 +47,3 @@ def margin(label, terms) -> HorizonTest:
     est = sum(c * float(np.mean(x)) for c, x in terms)
     var = sum(c * c * float(np.var(x, ddof=1)) / x.size for c, x in terms)
     return HorizonTest(label, MeanTest(0.0, est, math.sqrt(var), min(x.size for _, x in terms)))
-
-
-def measurement(ctx, claim_id, criterion, tests, k: int) -> Measurement:
-    """One insight's criterion on pool k (of each setting it uses)."""
-    return Measurement(claim_id=claim_id, source="Section 5 insights (Theorems 1-2 vs Proposition 4)",
-                       kind="qualitative", form="stated",
-                       config={"features": "definition1", "part": f"pool {k}", "pool": k, "pool_seed": POOL_SEED,
-                               "settings": ["Theorem 1: N=3, M=10", "Theorem 2: N=6, K=2, M=4"],
-                               "T": 200, "seed": ctx.seed},
-                       tests=tuple(tests), scale=1.0, formula=criterion, rule="positive", horizon_name="case")

@@ -100,3 +100,16 @@ def test_only_the_learned_router_is_traced():
     draws = draw_moe(generator_for(2, "oracle"), POOL, R=2, T=3, s=3, M=3)
     with pytest.raises(ValueError, match="learned"):
         run_gate_trace(POOL, draws, cfg)
+
+
+def test_recording_fewer_fields_changes_nothing_recorded(pair):
+    """``factors=False`` (the router-phase claims' recording) keeps the same trajectory and per-round state."""
+    draws, _, trace = pair
+    slim = run_gate_trace(POOL, draws, CFG, factors=False)
+    for name in ("tasks", "chosen", "theta", "h", "delta", "grad_gap", "applied", "freeze_round", "w"):
+        np.testing.assert_array_equal(getattr(slim, name), getattr(trace, name))
+    assert slim.T1 == trace.T1 == CFG.exploration_rounds
+    assert all(getattr(slim, name) is None for name in ("pi", "xbar", "coef_loc", "coef_aux", "counts", "noise_sum",
+                                                         "beta"))
+    with pytest.raises(ValueError, match="factors"):
+        slim.gradient(0)

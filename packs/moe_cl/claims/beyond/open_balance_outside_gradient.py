@@ -24,7 +24,8 @@ from moecl_verify.packs.moe_cl.experiments import open_questions as oq
 from moecl_verify.packs.moe_cl.experiments.balance_rules import LABELS, QUESTION, RULES, VARIANTS
 from moecl_verify.packs.moe_cl.experiments.balance_rules import label as _label
 from moecl_verify.packs.moe_cl.experiments.open_questions import (
-    INTERPRETATIONS, QUANTITIES, common_notes, curves_panels, measurement, paired_margin, simulate, variant_rows)
+    INTERPRETATIONS, QUANTITIES, common_notes, curves_panels, paired_margin, simulate, variant_rows)
+from moecl_verify.packs.moe_cl.entries.open_questions import measurement
 from moecl_verify.packs.moe_cl.experiments.pools import pool_indices
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.checks.kinds.mean import Measurement

@@ -23,8 +23,9 @@ from __future__ import annotations
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import open_questions as oq
 from moecl_verify.packs.moe_cl.experiments.open_questions import (
-    INTERPRETATIONS, QUANTITIES, Variant, common_notes, curves_panels, mean_se, measurement, paired_margin,
-    simulate, variant_rows)
+    INTERPRETATIONS, QUANTITIES, Variant, common_notes, curves_panels, mean_se, paired_margin, simulate,
+    variant_rows)
+from moecl_verify.packs.moe_cl.entries.open_questions import measurement
 from moecl_verify.packs.moe_cl.experiments.pools import pool_indices
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.checks.kinds.mean import Measurement

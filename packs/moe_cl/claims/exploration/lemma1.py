@@ -33,7 +33,7 @@ inequality, the Hoeffding tail, the order of the noise sum) are exact entries.
 
 Simulations are the exploration sweep of :mod:`packs.moe_cl.experiments.exploration_sweep`
 (same sweep, same hidden constants, same pool as Lemmas 5, 7, 8 and 9); entries are
-built by :mod:`packs.moe_cl.experiments.exploration_entries`.  The readings of Lemmas 1 and 7
+built by :mod:`packs.moe_cl.entries.exploration`.  The readings of Lemmas 1 and 7
 are one list, ``SIGNAL_INTERPRETATIONS``, shown with both claims.
 """
 
@@ -46,7 +46,7 @@ import sympy as sp
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.packs.moe_cl.experiments.exploration_entries import fits, refuted_at_every_constant, scaling_entry
+from moecl_verify.packs.moe_cl.entries.exploration import fits, refuted_at_every_constant, scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CALIBRATION, CONSTANTS, READINGS, SIGMA0, SIGNAL_INTERPRETATIONS, sigma_t_for, simulate,
 )

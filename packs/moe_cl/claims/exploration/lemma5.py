@@ -26,7 +26,7 @@ slip-audit entries.  The simulations are the exploration sweep of
 :mod:`packs.moe_cl.experiments.exploration_sweep` (shared with Lemmas 1, 5, 7, 8 and 9:
 sigma0 in {0.05, ..., 0.003125}, eta = alpha = c sigma0^0.5, lambda = Gamma =
 c sigma0^1.25, T1 = ceil(M / eta), T = 2 T1, hidden constants c in {1, 0.5}, one
-entry each); the entries are built by :mod:`packs.moe_cl.experiments.exploration_entries`.
+entry each); the entries are built by :mod:`packs.moe_cl.entries.exploration`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import dataclasses
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.packs.moe_cl.experiments.exploration_entries import (
+from moecl_verify.packs.moe_cl.entries.exploration import (
     fits, refuted_at_every_constant, scaling_entry,
 )
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import CONSTANTS, INTERPRETATIONS, SIGMA0, simulate

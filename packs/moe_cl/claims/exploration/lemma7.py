@@ -39,7 +39,7 @@ with the failure exponent's standard error from a parametric bootstrap
 
 Simulations are the exploration sweep of :mod:`packs.moe_cl.experiments.exploration_sweep`
 (same sweep, same hidden constants, same pools as Lemmas 1, 5, 8 and 9); entries are
-built by :mod:`packs.moe_cl.experiments.exploration_entries`.  The readings of Lemmas 1 and 7
+built by :mod:`packs.moe_cl.entries.exploration`.  The readings of Lemmas 1 and 7
 are one list, ``SIGNAL_INTERPRETATIONS``, shown with both claims.
 """
 
@@ -54,11 +54,12 @@ from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.packs.moe_cl.experiments.exploration_entries import scaling_entry
+from moecl_verify.packs.moe_cl.entries.exploration import scaling_entry
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CONSTANTS, CONSTRUCTED, CONSTRUCTED_NOTE, READINGS, SIGMA0, SIGMA_T, SIGNAL_INTERPRETATIONS,
-    constructed_pool, pool_for, simulate, simulate_constructed, split_pools,
+    constructed_pool, pool_for, simulate, simulate_constructed,
 )
+from moecl_verify.packs.moe_cl.experiments.sweep_design import split_pools
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import sweep_pools
 from moecl_verify.packs.moe_cl.experiments.router_phase import failure_slope

@@ -25,9 +25,8 @@ import math
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import fig45_runs
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
-from moecl_verify.packs.moe_cl.experiments.fig45_runs import (
-    FIG5_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, measurement, paired,
-)
+from moecl_verify.packs.moe_cl.experiments.fig45_runs import FIG5_N, GAMMAS, INTERPRETATIONS, LARGE, SMALL, paired
+from moecl_verify.packs.moe_cl.entries.fig45 import measurement
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register

@@ -28,7 +28,7 @@ termination), Algorithm 1's scalings with hidden constant c in {1, 0.5}, N = 3,
 M = 6, d = 10, s = 6, v_n = w_n / sigma0, sigma0 in {0.4, 0.2, ..., 0.00625}
 (halving, 64x); for sigma0 >= 0.025 these are the very runs of
 :mod:`packs.moe_cl.claims.router.prop2` at t1 (:mod:`packs.moe_cl.experiments.gate_training`),
-replayed per round by :mod:`numeric.phase_trace`
+replayed per round by :mod:`numeric.gate_trace`
 (:mod:`packs.moe_cl.experiments.router_phase`).  The ordering: the fraction of
 replicates in which it holds at every round of the phase and for every pair,
 per sigma0 (:class:`~checks.kinds.proportion.ProportionEvidence` with the "vanishing" rule: 1 - o(1) as sigma0
@@ -53,8 +53,10 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     SIGNAL_MATRIX,
     SWEEP,
     phases,
-    probability_entry,
     probability_rows,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
+    probability_entry,
     refuted_part_slips,
     scaling_entry,
     share_note,
@@ -79,17 +81,28 @@ LEMMA13_READING = Interpretation(
 # ----------------------------------------------------------------------------- entries
 
 
+def lemma13_holds(margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. (33) from its per-round margins (:func:`numeric.gate_trace.eq33_margin`, rounds T1+2..T, sets at
+    Theta_{T1+1}): (holds at every round, share of rounds at which it holds) per replicate; no round in range
+    counts as holding."""
+    if margin.shape[1] == 0:
+        return np.ones(margin.shape[0], dtype=bool), np.ones(margin.shape[0])
+    ok = margin > 0
+    return ok.all(axis=1), ok.mean(axis=1)
+
+
 def measure_lemma13(ctx: Context) -> list:
     out = []
     for c in CONSTANTS:
         ph = phases(ctx, c)
+        holds = {s0: lemma13_holds(p.eq33_margin) for s0, p in ph.items()}
         out.append(probability_entry(
             ctx, "lemma13", SOURCE13, "statement, t = T1+2..t1", c,
-            probability_rows({s0: p.lemma13 for s0, p in ph.items()}),
+            probability_rows({s0: every for s0, (every, _) in holds.items()}),
             r"\pi_m(X_n, \Theta_t) > \pi_m(X_{n'}, \Theta_t),\ m \in \mathcal{M}_n(\Theta_{T_1+1}),\ n' \ne n,\ "
             r"t = T_1+2, \dots, t_1",
             "eq. (33) holds at every round T1+2..t1 for every expert m of M_n (sets at Theta_{T1+1}) and n' != n",
-            note=share_note({s0: p.lemma13_share for s0, p in ph.items()})))
+            note=share_note({s0: share for s0, (_, share) in holds.items()})))
         out.append(_scaling_or_sign(
             ctx, "lemma13", SOURCE13, "proof step (35): pi gap at T1 Omega(sigma0^0.5)", c, "Omega", 0.5,
             [p.pi_gap_T1 for p in ph.values()],

@@ -12,7 +12,7 @@ scalings with hidden constant c in {1, 0.5}, N = 3, M = 6, d = 10, s = 6,
 v_n = w_n / sigma0, sigma0 in {0.4, 0.2, ..., 0.00625} (halving, 64x); for
 sigma0 >= 0.025 these are the very runs of :mod:`packs.moe_cl.claims.router.prop2` at
 t1 (:mod:`packs.moe_cl.experiments.gate_training`), replayed per round by
-:mod:`numeric.phase_trace` (:mod:`packs.moe_cl.experiments.router_phase`, shared with
+:mod:`numeric.gate_trace` (:mod:`packs.moe_cl.experiments.router_phase`, shared with
 Lemmas 13 and 15).  The statement: fitted exponent of the largest gradient gap
 over the phase (:class:`~checks.kinds.scaling.ScalingEvidence`, one entry per hidden constant, decided by
 the run's error control in :mod:`checks.decide`, which also reconciles the two constants); the proof
@@ -33,9 +33,11 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     SWEEP,
     config,
     phases,
+    t1_round,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
     refuted_part_slips,
     scaling_entry,
-    t1_round,
 )
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result
 from moecl_verify.checks.registry import Claim, register

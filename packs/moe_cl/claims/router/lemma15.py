@@ -23,7 +23,7 @@ scalings with hidden constant c in {1, 0.5}, N = 3, M = 6, d = 10, s = 6,
 v_n = w_n / sigma0, sigma0 in {0.4, 0.2, ..., 0.00625} (halving, 64x); for
 sigma0 >= 0.025 these are the very runs of :mod:`packs.moe_cl.claims.router.prop2` at
 t1 (:mod:`packs.moe_cl.experiments.gate_training`), replayed per round by
-:mod:`numeric.phase_trace` (:mod:`packs.moe_cl.experiments.router_phase`, shared with
+:mod:`numeric.gate_trace` (:mod:`packs.moe_cl.experiments.router_phase`, shared with
 Lemmas 13 and 14).  The ordering: the fraction of replicates in which it holds
 at every round of the phase and for every pair, per sigma0
 (:class:`~checks.kinds.proportion.ProportionEvidence`, "vanishing" rule: 1 - o(1) as sigma0 shrinks); the proof
@@ -32,6 +32,8 @@ decided by the run's error control (:mod:`checks.decide`), which also reconciles
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import CONSTANTS
@@ -42,8 +44,10 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     SIGNAL_MATRIX,
     by_sigma0,
     phases,
-    probability_entry,
     probability_rows,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
+    probability_entry,
     refuted_part_slips,
     scaling_entry,
     share_note,
@@ -66,21 +70,30 @@ LEMMA15_SETS = Interpretation(
 # ----------------------------------------------------------------------------- entries
 
 
+def lemma15_holds(margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. (40) from its per-round margins (:func:`numeric.gate_trace.eq40_margin`, rounds T1+1..T): (holds at
+    every round, share of rounds at which it holds) per replicate."""
+    ok = margin > 0
+    return ok.all(axis=1), ok.mean(axis=1)
+
+
 def measure_lemma15(ctx: Context) -> list:
     out = []
     for c in CONSTANTS:
         ph = phases(ctx, c)
+        holds = {s0: lemma15_holds(p.eq40_margin) for s0, p in ph.items()}
+        fixed = {s0: lemma15_holds(p.eq40_margin_fixed_sets)[0] for s0, p in ph.items()}
         out.append(probability_entry(
             ctx, "lemma15", SOURCE15, "statement, t = T1+1..t1", c,
-            probability_rows({s0: p.lemma15 for s0, p in ph.items()}),
+            probability_rows({s0: every for s0, (every, _) in holds.items()}),
             r"\pi_m(X_n, \Theta_t) > \pi_{m'}(X_n, \Theta_t),\ m \in \mathcal{M}_n, m' \in \mathcal{M}_{n'},\ "
             r"t = T_1+1, \dots, t_1",
             "eq. (40) holds at every round T1+1..t1 for every n != n', m in M_n, m' in M_n' (sets at the round)",
-            extra={"sets_at_T1_plus_1": by_sigma0({s0: float(p.lemma15_fixed_sets.mean()) for s0, p in ph.items()},
+            extra={"sets_at_T1_plus_1": by_sigma0({s0: float(f.mean()) for s0, f in fixed.items()},
                                                   "probability")},
-            note=share_note({s0: p.lemma15_share for s0, p in ph.items()}) + " With the sets of Theta_{T1+1} "
+            note=share_note({s0: share for s0, (_, share) in holds.items()}) + " With the sets of Theta_{T1+1} "
             "instead (the other reading) it holds in a share of replicates of " + ", ".join(
-                f"sigma0 = {s0:g}: {float(p.lemma15_fixed_sets.mean()):.3f}" for s0, p in ph.items()) + "."))
+                f"sigma0 = {s0:g}: {float(f.mean()):.3f}" for s0, f in fixed.items()) + "."))
         out.append(scaling_entry(
             ctx, "lemma15", SOURCE15, "proof step (38): pi gap across sets O(sigma0 eta^-0.5)", c, "O", 0.75,
             [p.pi_gap_between for p in ph.values()],

@@ -12,8 +12,8 @@ How it is checked.  Algorithm 1 with its scalings (eta = alpha = c sigma0^0.5,
 lambda = Gamma = c sigma0^1.25, T1 = ceil(M/eta), hidden constant c in
 {1, 0.5}), N = 3, M = 6, d = 10, s = 6, v_n = w_n / sigma0, Definition 1
 features, sigma0 in {0.4, 0.2, ..., 0.00625} (halving, 64x), T = T1 + 300; traced per
-round (:mod:`numeric.phase_trace`; :mod:`packs.moe_cl.experiments.router_phase` holds the
-shared runs and builds the evidence).
+round (:mod:`numeric.gate_trace`; :mod:`packs.moe_cl.experiments.router_phase` holds the
+shared runs, :mod:`packs.moe_cl.entries.router_phase` builds the evidence).
 
 * prop1, probability entries ("1 - o(1)": probability per sigma0 and its trend
   as sigma0 shrinks, :class:`~checks.kinds.proportion.ProportionEvidence` with the
@@ -39,8 +39,10 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     algorithm1,
     by_sigma0,
     phase,
-    probability_entry,
     probability_rows,
+)
+from moecl_verify.packs.moe_cl.entries.router_phase import (
+    probability_entry,
     share_range,
 )
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments import thm1_runs, thm2_runs
-from moecl_verify.packs.moe_cl.experiments.theorem_variants import margin, measurement, variant
+from moecl_verify.packs.moe_cl.experiments.theorem_variants import margin, variant
+from moecl_verify.packs.moe_cl.entries.theorem_variants import measurement
 from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.registry import Claim, register
 

@@ -23,9 +23,9 @@ stated for every admissible pool of ground truths: each pool of the budget
 (:mod:`packs.moe_cl.experiments.pools`, drawn independently of the replicate seed)
 gives its own entries (part ``pool k``), so a refutation names its pool and a
 confirmation covers the pools tried.  Each claim also gets an exact entry read
-conditionally on the routing (:mod:`packs.moe_cl.experiments.conditional_reading`;
+conditionally on the routing (:mod:`packs.moe_cl.entries.conditional_reading`;
 it also scans pool 0's realized sequences) and entries at Figure 2's
-configuration (:mod:`packs.moe_cl.experiments.theorems_at_fig2`).
+configuration (:mod:`packs.moe_cl.entries.theorems_at_fig2`).
 
 Eq. (20) has a third entry, the proof's own reading (part ``averaged over tasks
 given the routing``): E[G_T | routing] with the exploration tasks averaged
@@ -59,7 +59,8 @@ import sympy as sp
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments import conditional_reading, theorems_at_fig2, thm1_runs
+from moecl_verify.packs.moe_cl.entries import conditional_reading, theorems_at_fig2
+from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
 from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, SIGMA0
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result

@@ -24,15 +24,16 @@ sigma0 = 0.4, T1 = 8, T = 200, both feature models (simulated in
 ``Measurement`` with rule ``positive``) per pool of the budget (part ``pool k``,
 :mod:`packs.moe_cl.experiments.pools`, pools drawn independently of the replicate
 seed), decided by the run's error control (:mod:`checks.decide`).  Also read
-conditionally on the routing (:mod:`packs.moe_cl.experiments.conditional_reading`,
+conditionally on the routing (:mod:`packs.moe_cl.entries.conditional_reading`,
 an exact entry scanning pool 0's realized sequences) and at Figure 2's
-configuration with M = 5 (:mod:`packs.moe_cl.experiments.theorems_at_fig2`).
+configuration with M = 5 (:mod:`packs.moe_cl.entries.theorems_at_fig2`).
 """
 
 from __future__ import annotations
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.experiments import conditional_reading, theorems_at_fig2, thm2_runs
+from moecl_verify.packs.moe_cl.entries import conditional_reading, theorems_at_fig2
+from moecl_verify.packs.moe_cl.experiments import thm2_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq22_rhs, psi
 from moecl_verify.packs.moe_cl.experiments.thm2_runs import CONFIG
 from moecl_verify.checks.model import exact_result

@@ -12,25 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.budgets import Sizes
-from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, SIGMA0, SIGMA_T, split_pools
+from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, SIGMA0, SIGMA_T
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
-from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config
+from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config, fit_sweep
 from moecl_verify.checks.model import ClaimResult
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.scaling import ScalingFit, constant_group, fit_exponent_pools
+from moecl_verify.checks.scaling import constant_group
 from moecl_verify.numeric.seeding import generator_for
-
-
-def fit_exponent_batched(sigma0: list[float], samples: list[np.ndarray], rng: np.random.Generator, sizes: Sizes,
-                         q: float | None = None, level: float = LEVEL, resamples: int = 2000) -> ScalingFit:
-    """The mean (q None) or q-quantile scaling fit over the sweep's pools (:func:`checks.scaling.fit_exponent_pools`:
-    pools, then replicates within pools, paired across sigma0) of per-replicate ``samples`` laid out as
-    :func:`packs.moe_cl.experiments.exploration_sweep.simulate` returns them."""
-    by_pool = [split_pools(sample, sizes) for sample in samples]
-    per_pool = [[parts[k] for parts in by_pool] for k in range(len(by_pool[0]))]
-    return fit_exponent_pools(sigma0, per_pool, rng, level=level, resamples=resamples, quantile=q,
-                              parameter="sigma0")
 
 
 def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str, k: float, samples: list[np.ndarray],
@@ -39,7 +27,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
     """One scaling entry's evidence (one hidden constant): fitted exponent with its bootstrap standard error,
     decided against law(sigma0^k) by :mod:`moecl_verify.checks.decide`."""
     rng = generator_for(ctx.seed, "exploration", "bootstrap", claim_id, part, str(c))
-    fit = fit_exponent_batched(list(SIGMA0), samples, rng, ctx.sizes, q=quantile)
+    fit = fit_sweep(list(SIGMA0), samples, rng, ctx.sizes, quantile=quantile, level=LEVEL)
     stat = "mean" if quantile is None else f"q{quantile:g}"
     label = f"{part}, c = {c:g}"
     return ScalingEvidence(

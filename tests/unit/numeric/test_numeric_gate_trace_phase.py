@@ -1,13 +1,16 @@
-"""The per-round replay of Algorithm 1 and the quantities measured on it."""
+"""The per-round replay of Algorithm 1 (numeric.gate_trace) as the router-phase claims use it, and the quantities
+measured on it."""
 
 import numpy as np
 import pytest
 
-from moecl_verify.numeric import phase_trace as pt
+from moecl_verify.numeric import gate_trace as pt
 from moecl_verify.numeric.chunks import chunk_sizes
 from moecl_verify.numeric.moe import MoEConfig, draw_moe, draw_moe_chunk, run_moe_batched, simulate_moe
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.packs.moe_cl.claims.router.lemma13 import lemma13_holds
+from moecl_verify.packs.moe_cl.claims.router.lemma15 import lemma15_holds
 
 
 def _pool(sigma0=0.1, N=3, d=6):
@@ -20,9 +23,10 @@ def test_trace_is_the_engines_trajectory(termination):
     cfg = MoEConfig(M=4, eta=0.3, alpha=0.3, lam=0.05, Gamma=0.05, termination=termination, record_rounds=True)
     kw = dict(R=7, T=40, s=3, seed=5, key=("phase-test",), chunk_size=4)
     run = simulate_moe(pool, cfg, **kw, engine="numpy")  # the trace replays the numpy engine (an observer)
-    tr = pt.PhaseTrace.concatenate([
-        pt.trace_moe(pool, draw_moe_chunk(pool, M=4, size=size, T=40, s=3, features="definition1", sigma_t=0.1,
-                                          beta_max=1.0, seed=5, key=("phase-test",), index=i), cfg)
+    tr = pt.GateTrace.concatenate([
+        pt.run_gate_trace(pool, draw_moe_chunk(pool, M=4, size=size, T=40, s=3, features="definition1",
+                                               sigma_t=0.1, beta_max=1.0, seed=5, key=("phase-test",), index=i),
+                          cfg, factors=False)
         for i, size in enumerate(chunk_sizes(7, 4))])
     np.testing.assert_array_equal(run.chosen, tr.chosen)
     np.testing.assert_array_equal(run.freeze_round, tr.freeze_round)
@@ -38,14 +42,14 @@ def test_step_is_the_routed_experts_move():
     pool = _pool()
     cfg = MoEConfig(M=3, eta=0.4, alpha=0.4, lam=0.05, Gamma=0.05, termination=False)
     draws = draw_moe(generator_for(1, "steps"), pool, R=3, T=9, s=3, M=3)
-    tr = pt.trace_moe(pool, draws, cfg)
+    tr = pt.run_gate_trace(pool, draws, cfg, factors=False)
     before = np.zeros((3, 3, pool.d))
     for t in range(1, 10):
         after = run_moe_batched(pool, type(draws)(draws.tasks[:, :t], draws.X[:, :t], draws.noise[:, :t]), cfg).w
         moved = ((after - before) ** 2).sum(axis=2)  # (R, M): only the routed expert moves
         for r in range(3):
             m = tr.chosen[r, t - 1]
-            np.testing.assert_allclose(moved[r, m], tr.step[r, t - 1], rtol=1e-10, atol=1e-14)
+            np.testing.assert_allclose(moved[r, m], tr.delta[r, t - 1], rtol=1e-10, atol=1e-14)
             assert np.all(np.delete(moved[r], m) == 0)
         before = after
 
@@ -57,20 +61,21 @@ def test_first_round_gradient_gap_by_hand():
     pool, M, alpha = _pool(), 4, 0.3
     cfg = MoEConfig(M=M, eta=0.3, alpha=alpha, lam=0.05, Gamma=0.05, termination=False)
     draws = draw_moe(generator_for(2, "grad"), pool, R=5, T=2, s=3, M=M)
-    tr = pt.trace_moe(pool, draws, cfg)
+    tr = pt.run_gate_trace(pool, draws, cfg, factors=False)
     delta = (pool.W[draws.tasks[:, 0]] ** 2).sum(axis=1)
-    np.testing.assert_allclose(tr.step[:, 0], delta, rtol=1e-9)
+    np.testing.assert_allclose(tr.delta[:, 0], delta, rtol=1e-9)
     xbar = np.abs(draws.X[:, 0].sum(axis=-1)).max(axis=1)
     np.testing.assert_allclose(tr.grad_gap[:, 0], (delta + alpha * M) / M * xbar, rtol=1e-9)
 
 
 def _manual_trace(theta, tasks, chosen, freeze, T1, step=None):
-    """A PhaseTrace with a prescribed gate history theta (R, T+1, M, d)."""
+    """A trace with a prescribed gate history theta (R, T+1, M, d)."""
     R, K, M, d = theta.shape
     T = K - 1
-    return pt.PhaseTrace(tasks=np.asarray(tasks), chosen=np.asarray(chosen), theta=theta,
-                         step=np.zeros((R, T)) if step is None else step, grad_gap=np.zeros((R, T)),
-                         h=np.zeros((R, T, M)), freeze_round=np.asarray(freeze), w=np.zeros((R, M, d)), T1=T1)
+    return pt.GateTrace(tasks=np.asarray(tasks), chosen=np.asarray(chosen), theta=theta,
+                        delta=np.zeros((R, T)) if step is None else step, grad_gap=np.zeros((R, T)),
+                        h=np.zeros((R, T, M)), applied=np.ones((R, T), dtype=bool), freeze_round=np.asarray(freeze),
+                        w=np.zeros((R, M, d)), eta=0.0, T1=T1)
 
 
 V2 = np.eye(2)  # two tasks with signals e1, e2: theta_m^T v_n is simply theta_m[n]
@@ -85,13 +90,18 @@ def test_orderings_on_a_prescribed_gate():
     bad = np.array([[1.0, 0.0], [0.30, 0.29], [0.5, 1.0]])
     theta = np.stack([np.stack([good] * 4), np.stack([good, good, bad, good])])  # (R=2, T+1=4, M=3, d=2)
     tr = _manual_trace(theta, tasks=np.zeros((2, 3), int), chosen=np.zeros((2, 3), int), freeze=[0, 0], T1=1)
-    holds15, share15 = pt.lemma15_holds(tr, V2)  # rounds T1+1..T = 2, 3 -> Theta_2, Theta_3
+    margin15 = pt.eq40_margin(tr, V2)  # rounds T1+1..T = 2, 3 -> Theta_2, Theta_3
+    # `bad` on v_0: expert 1 (0.30, in M_0) against expert 2 (0.5, outside): margin -0.2
+    np.testing.assert_allclose(margin15, [[0.9, 0.9], [0.9, -0.2]])
+    holds15, share15 = lemma15_holds(margin15)
     assert holds15.tolist() == [True, False] and share15.tolist() == [1.0, 0.5]
     # Lemma 13 by hand for `bad`: softmax columns; expert 1 has pi(X_0) vs pi(X_1)
     h = bad
     p0, p1 = np.exp(h[:, 0]) / np.exp(h[:, 0]).sum(), np.exp(h[:, 1]) / np.exp(h[:, 1]).sum()
     expected = bool(p0[0] > p1[0] and p0[1] > p1[1] and p1[2] > p0[2])
-    holds13, _ = pt.lemma13_holds(tr, V2)  # rounds T1+2..T = 3 -> Theta_3 = bad for replicate 1
+    margin13 = pt.eq33_margin(tr, V2)  # rounds T1+2..T = 3 -> Theta_3 = bad for replicate 1
+    assert margin13.shape == (2, 1)
+    holds13, _ = lemma13_holds(margin13)
     assert holds13.tolist() == [True, expected]
     assert pt.sets_stable(tr, V2, 1, 4).tolist() == [True, True]  # argmax over tasks is unchanged by `bad`
 
@@ -155,5 +165,6 @@ def test_an_exact_fixed_point_reads_as_no_move():
         base = draw_single_expert(generator_for(4, "fixed"), pool, R=50, T=2, s=6, features="definition1",
                                   tasks=np.array(tasks))
         draws = MoEDraws(base.tasks, base.X, np.zeros((50, 2, 1)))
-        tr = pt.trace_moe(pool, draws, MoEConfig(M=1, eta=0.5, alpha=0.5, lam=0.0, Gamma=0.0, termination=False))
+        tr = pt.run_gate_trace(pool, draws, MoEConfig(M=1, eta=0.5, alpha=0.5, lam=0.0, Gamma=0.0, termination=False),
+                               factors=False)
         assert (~pt.moved(tr, 1, STILL * scale).any(axis=1)).all() == still
