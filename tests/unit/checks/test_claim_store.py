@@ -155,3 +155,27 @@ def test_slips_are_rebuilt_exactly_when_the_claims_decided_results_change(tmp_pa
         assert store.slips("x", [refuted], build) == first and len(calls) == 1
         confirmed = store.slips("x", [ClaimResult(**{**refuted.__dict__, "verdict": "confirmed"})], build)
         assert len(calls) == 2 and confirmed[0].evidence == "verdict confirmed"
+
+
+def test_a_claims_key_covers_its_packs_own_code(tmp_path):
+    """A pack's modules (here the default pack's package, copied) enter the key of its finished claims: an
+    edit to a pack's experiment recomputes its claims, even for a pack from another distribution."""
+    from moecl_verify.checks import pack as packs
+
+    pack = packs.default()
+    roots = claim_store.layer_roots(pack)
+    assert roots[:3] == claim_store.layer_roots() and roots[3] == (pack.modules[0], pack.root())
+    copies = []
+    for package, root in roots:
+        copy = tmp_path / package
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        copies.append((package, copy))
+    before = source_version(tuple(copies))
+    experiment = next((tmp_path / pack.modules[0]).rglob("experiments/*.py"))
+    experiment.write_text(experiment.read_text() + "\n# edited\n")
+    source_version.cache_clear()
+    assert source_version(tuple(copies)) != before
+    source_version.cache_clear()
+    # The pack's name is part of the key too: two packs with a claim of the same id never share a record.
+    key_a, _ = claim_store.claim_key("x", "smoke", 1, 0, {}, pack)
+    assert key_a != claim_store.claim_key("x", "smoke", 1, 0, {})[0]
