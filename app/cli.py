@@ -74,11 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true",
                      help="no progress on stderr (warnings and the one-time 'created results cache' notice remain)")
     _add_pack_argument(run)
-    installed = _installed_packs()
-    for pack in installed.values():
-        for option in pack.options:
-            run.add_argument(option.flag, dest=f"pack_option_{option.name}", default=None, metavar=option.metavar,
-                             help=option.help + (f" (pack {pack.name})" if len(installed) > 1 else ""))
     execution.add_arguments(run)
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
@@ -104,15 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("packs", help="list the installed packs (the documents moecl-verify can check)")
 
-    # Each installed pack's own commands (a simulator, its figures); a name two packs use is prefixed with the
-    # second pack's name.
-    for pack in installed.values():
-        for command in pack.commands:
-            name = command.name if command.name not in sub.choices else f"{pack.name}-{command.name}"
-            parser = sub.add_parser(name, help=command.help + (f" (pack {pack.name})" if len(installed) > 1 else ""))
-            command.add_arguments(parser)
-            parser.set_defaults(pack_command=command)
-
     diff = sub.add_parser("diff", help="compare two runs' results.json (exit 1 if an entry moved between confirmed "
                                                "and refuted)")
     diff.add_argument("old", help="results.json (or report folder) of the earlier run")
@@ -130,7 +116,48 @@ def build_parser() -> argparse.ArgumentParser:
     cache = sub.add_parser("cache", help="inspect or empty the results cache")
     cache.add_argument("action", choices=["info", "clear"])
     cache.add_argument("--cache-dir", default=None, help="cache directory (default $MOECL_CACHE_DIR or .moecl-cache)")
+    _add_pack_parts(run, sub)
     return p
+
+
+def _packs_in_order() -> list:
+    """The installed packs, the default first (its commands and options keep their own names)."""
+    from moecl_verify.checks import pack as packs
+
+    installed = _installed_packs()
+    try:
+        first = packs.default().name
+    except packs.PackError:
+        first = None
+    return sorted(installed.values(), key=lambda pack: (pack.name != first, pack.name))
+
+
+def _option_dest(pack, option) -> str:
+    return "pack_option_" + "".join(c if c.isalnum() else "_" for c in f"{pack.name}_{option.name}")
+
+
+def _add_pack_parts(run, sub) -> None:
+    """Each installed pack's run options and commands, after the tool's own, so no pack can take a name the
+    tool uses; a name already taken (by the tool or an earlier pack) is prefixed with the pack's name."""
+    ordered = _packs_in_order()
+    several = len(ordered) > 1
+    for pack in ordered:
+        for option in pack.options:
+            flag = option.flag
+            if flag in run._option_string_actions:
+                flag = f"--{pack.name}-{option.flag.lstrip('-')}"
+            action = run.add_argument(flag, dest=_option_dest(pack, option), default=None, metavar=option.metavar,
+                                      help=option.help + (f" (pack {pack.name})" if several else ""))
+            _PACK_FLAGS[action.dest] = flag
+        for command in pack.commands:
+            name = command.name if command.name not in sub.choices else f"{pack.name}-{command.name}"
+            parser = sub.add_parser(name, help=command.help + (f" (pack {pack.name})" if several else ""))
+            command.add_arguments(parser)
+            parser.set_defaults(pack_command=command)
+
+
+# The flag each pack option was given on this command line (its own, or prefixed when taken).
+_PACK_FLAGS: dict[str, str] = {}
 
 
 def _installed_packs() -> dict:
@@ -162,12 +189,17 @@ def _pack_options(args, pack) -> dict:
     values = {}
     for other in _installed_packs().values():
         for option in other.options:
-            given = getattr(args, f"pack_option_{option.name}", None)
+            dest = _option_dest(other, option)
+            given = getattr(args, dest, None)
             if given is None:
                 continue
+            flag = _PACK_FLAGS.get(dest, option.flag)
             if other.name != pack.name:
-                raise UsageError(f"{option.flag} belongs to pack {other.name}, not {pack.name}")
-            values[option.name] = option.check(given) if option.check is not None else given
+                raise UsageError(f"{flag} belongs to pack {other.name}, not {pack.name}")
+            try:
+                values[option.name] = option.check(given) if option.check is not None else given
+            except ValueError as exc:  # a pack's check says what is wrong in its own words
+                raise UsageError(f"{flag}: {exc}") from None
     return values
 
 
@@ -239,14 +271,15 @@ def cmd_run(args) -> int:
     from moecl_verify.progress import RunDisplay
 
     formats = _formats(args.format)
-    out = writable_dir(args.out)
+    # The pack, the claim patterns and the pack's options are refused before any folder is created.
     pack = _pack(args.pack)
     patterns = [p.strip() for p in args.claims.split(",") if p.strip()] if args.claims else None
     try:
-        select(patterns, pack)  # a bad pattern is refused before the cache directory is created
+        select(patterns, pack)
     except UnknownClaimPattern as exc:
         raise UsageError(f"--claims: {exc}") from None
     options = _pack_options(args, pack)
+    out = writable_dir(args.out)
     from moecl_verify import memory
 
     short = memory.warning(args.budget, execution.lanes(args), memory.available_gb(), pack.peak_memory_gb)
@@ -321,11 +354,15 @@ def _check_pack_of(result, name: str | None, where: str) -> None:
 
 
 def cmd_packs(args) -> int:
-    packs = _installed_packs()
-    width = max((len(name) for name in packs), default=0)
+    from moecl_verify.checks import pack as packs_module
+
+    packs, broken = _installed_packs(), packs_module.broken()
+    width = max((len(name) for name in [*packs, *broken]), default=0)
     for name, pack in packs.items():
         mark = " (default)" if pack.default else ""
         print(f"{name:<{width}}  {pack.title}{mark}")
+    for name, problem in broken.items():
+        print(f"{name:<{width}}  does not load: {problem}")
     return EXIT_OK
 
 
@@ -369,6 +406,9 @@ def cmd_list(args) -> int:
     from moecl_verify.checks.pack import natural_key
 
     claims = sorted(all_claims(_pack(args.pack)), key=lambda c: natural_key(c.id))
+    if not claims:
+        print(f"pack {_pack(args.pack).name} registers no claim", file=sys.stderr)
+        return EXIT_OK
     last = _last_verdicts(getattr(args, "source", None))
     id_width, kind_width = max(len(c.id) for c in claims), max(len(c.kind) for c in claims)
     if last is None:
@@ -430,6 +470,12 @@ def cmd_diff(args) -> int:
         raise UsageError(f"diff: {exc}") from None
     _check_pack_of(old, args.pack, "diff")
     _check_pack_of(new, args.pack, "diff")
+    named = [doc.get("meta", {}).get("pack") for doc in (old, new)]
+    if named[0] != named[1]:
+        # A file without a pack is the default pack's (written before packs existed).
+        old_pack, new_pack = (name or _pack(None).name for name in named)
+        if old_pack != new_pack:
+            raise UsageError(f"diff: the files are of different packs ({old_pack}, {new_pack})")
     result = diff.compare(old, new, rel=args.rel)
     sys.stdout.write(diff.render(result, show_text=args.text, only=args.only))
     moved = not result.same_findings if args.strict else bool(result.flips)
@@ -451,6 +497,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        if args.command != "packs":
+            from moecl_verify.checks import pack as packs
+
+            for problem in packs.broken().values():  # the others still work; this one is said, once
+                print(f"moecl-verify: warning: {problem}; its claims and commands are unavailable", file=sys.stderr)
         command = getattr(args, "pack_command", None)
         if command is not None:
             from moecl_verify.checks.pack import Invocation

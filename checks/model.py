@@ -92,6 +92,9 @@ class RunResult:
     meta: dict
     claims: tuple[dict, ...] = ()
     artifacts: dict = field(default_factory=dict)
+    # The checked document's title (results.json's "paper"), kept so that a file renders with it even where
+    # its pack is not installed.
+    title: str = ""
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}

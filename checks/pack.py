@@ -91,7 +91,8 @@ class Pack:
     is summarized per member claim in one line (e.g. a proof's lemmas).  ``figures(run)`` returns the
     pack's own figure specs (reproduced figures of the document), drawn before the per-kind figures.
     ``cost_hints`` (claim id -> seconds measured once) only orders the work of parallel lanes;
-    ``peak_memory_gb`` (budget -> GiB) lets the command line warn before a run that would not fit."""
+    ``peak_memory_gb`` ((budget, lanes) -> GB) lets the command line warn before a run that would not fit;
+    ``budgets`` (budget name -> what it buys, ``ctx.sizes``) must cover every budget when given."""
 
     name: str
     title: str
@@ -115,7 +116,8 @@ class Pack:
     figures: Callable[[Any], list] | None = None
     options: tuple[RunOption, ...] = ()
     commands: tuple[Command, ...] = ()
-    peak_memory_gb: Mapping[str, float] = field(default_factory=dict)
+    # GB at the peak of a run of every claim, by (budget name, claim lanes) for one lane and two.
+    peak_memory_gb: Mapping[tuple[str, int], float] = field(default_factory=dict)
     # The parameter the document's scaling laws and probabilities are swept over: its key in the results
     # (``<name>_range``, rows' ``<name>``) and its symbol on figures and in the report.
     swept: str = "x"
@@ -130,6 +132,13 @@ class Pack:
             raise ValueError(f"pack name {self.name!r}: lower-case words joined by '-'")
         if not self.beyond_title:
             object.__setattr__(self, "beyond_title", f"Beyond the {self.noun}")
+        if self.budgets:
+            from moecl_verify.checks.context import BUDGETS
+
+            missing = [name for name in BUDGETS if name not in self.budgets]
+            if missing:
+                raise ValueError(f"pack {self.name!r}: budgets must say what every budget buys; missing "
+                                 f"{', '.join(missing)}")
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -175,7 +184,7 @@ class PackError(ValueError):
 def _load(entry: metadata.EntryPoint) -> Pack:
     try:
         pack = entry.load()
-    except Exception as exc:  # a broken plug-in must not hide the others' names
+    except Exception as exc:  # any failure of a plug-in's import is the plug-in's, said in one line
         raise PackError(f"pack {entry.name!r} ({entry.value}) does not load: {type(exc).__name__}: {exc}") from exc
     if not isinstance(pack, Pack):
         raise PackError(f"pack {entry.name!r} ({entry.value}) is a {type(pack).__name__}, not a Pack")
@@ -184,14 +193,35 @@ def _load(entry: metadata.EntryPoint) -> Pack:
     return pack
 
 
-def installed() -> dict[str, Pack]:
-    """Every pack installed, by name, sorted (a name declared twice is an error)."""
+def _scan() -> tuple[dict[str, Pack], dict[str, str]]:
+    """(the packs that load, by name, sorted; the others' names with why they do not)."""
     entries: dict[str, metadata.EntryPoint] = {}
+    broken: dict[str, str] = {}
     for entry in metadata.entry_points(group=GROUP):
         if entry.name in entries and entries[entry.name].value != entry.value:
-            raise PackError(f"pack {entry.name!r} is declared twice: {entries[entry.name].value} and {entry.value}")
+            broken[entry.name] = (f"pack {entry.name!r} is declared twice: {entries[entry.name].value} and "
+                                  f"{entry.value}")
         entries[entry.name] = entry
-    return {name: _load(entries[name]) for name in sorted(entries)}
+    packs = {}
+    for name in sorted(entries):
+        if name in broken:
+            continue
+        try:
+            packs[name] = _load(entries[name])
+        except PackError as exc:
+            broken[name] = str(exc)
+    return packs, dict(sorted(broken.items()))
+
+
+def installed() -> dict[str, Pack]:
+    """Every pack installed that loads, by name, sorted. A broken plug-in never hides the others: it is left
+    out here and named by :func:`broken`."""
+    return _scan()[0]
+
+
+def broken() -> dict[str, str]:
+    """Installed packs that do not load (or are declared twice), with why, in one line each."""
+    return _scan()[1]
 
 
 def default() -> Pack:
@@ -216,6 +246,9 @@ def get(name: str | Pack | None = None) -> Pack:
         return default()
     packs = installed()
     if name not in packs:
+        problem = broken().get(name)
+        if problem:
+            raise PackError(problem)
         close = difflib.get_close_matches(name, list(packs), n=2, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise PackError(f"no pack {name!r}{hint} (installed: {', '.join(packs) or 'none'}; moecl-verify packs)")

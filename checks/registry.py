@@ -11,6 +11,7 @@ into slip-audit entries.  Claim modules register themselves on import;
 from __future__ import annotations
 
 import difflib
+import sys
 import fnmatch
 import importlib
 import pkgutil
@@ -66,12 +67,13 @@ class Claim:
             raise ValueError(f"{self.id}: unknown kind {self.kind!r}")
 
 
-# Keyed by (the module that defines the claim's measure, id): two packs may use the same id.
+# Keyed by (the module that registered the claim, id): two packs may use the same id, and a claim whose
+# measure is built elsewhere (a shared builder, functools.partial) still belongs to the module registering it.
 _REGISTRY: dict[tuple[str, str], Claim] = {}
 
 
 def register(claim: Claim) -> Claim:
-    key = (claim.measure.__module__, claim.id)
+    key = (sys._getframe(1).f_globals.get("__name__", ""), claim.id)
     if key in _REGISTRY and _REGISTRY[key] is not claim:
         raise ValueError(f"claim {claim.id!r} registered twice")
     _REGISTRY[key] = claim

@@ -210,4 +210,4 @@ def run(
         }
         for c in claims
     )
-    return RunResult(tuple(results), tuple(slips), tuple(interpretations), meta, claim_info, artifacts)
+    return RunResult(tuple(results), tuple(slips), tuple(interpretations), meta, claim_info, artifacts, pack.title)

@@ -7,6 +7,8 @@ entries in id order, no headline items, no pack figures.
 
 from __future__ import annotations
 
+import dataclasses
+
 from moecl_verify.checks import pack as packs
 from moecl_verify.checks.model import RunResult
 
@@ -16,4 +18,25 @@ def pack_of(run: RunResult) -> packs.Pack:
     try:
         return packs.get(name)
     except packs.PackError:
-        return packs.stand_in(name, str(run.meta.get("title") or name or "unknown document"))
+        stand_in = packs.stand_in(name, run.title or name or "unknown document")
+        swept = _swept_of(run)
+        return dataclasses.replace(stand_in, swept=swept, swept_symbol=swept) if swept else stand_in
+
+
+# What a proportion row records besides the swept value.
+_ROW_FIELDS = frozenset({"successes", "trials", "probability", "low", "high"})
+
+
+def _swept_of(run: RunResult) -> str | None:
+    """The swept parameter's name as the file records it (a scaling entry's ``<name>_range``, or the extra
+    key of a proportion row), for a file whose pack cannot say."""
+    for res in run.results:
+        for key in res.config:
+            if key.endswith("_range") and res.evidence_type == "scaling":
+                return key[: -len("_range")]
+    for res in run.results:
+        for row in res.config.get("probabilities") or ():
+            extra = [k for k in row if k not in _ROW_FIELDS] if isinstance(row, dict) else []
+            if extra:
+                return extra[0]
+    return None

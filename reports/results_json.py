@@ -46,7 +46,7 @@ def as_document(run: RunResult) -> dict:
     return {
         "tool": "moecl-verify",
         "schema_version": SCHEMA_VERSION,
-        "paper": pack_of(run).title,
+        "paper": run.title or pack_of(run).title,
         "meta": to_jsonable(run.meta),
         "summary": run.counts(),
         "claims": to_jsonable(list(run.claims)),
@@ -122,7 +122,8 @@ def load(path: str | Path) -> RunResult:
         for s in doc["slips"]
     )
     interpretations = tuple(Interpretation(**i) for i in doc["interpretations"])
-    return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]), doc.get("artifacts", {}))
+    return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]), doc.get("artifacts", {}),
+                     str(doc.get("paper") or ""))
 
 
 def _text(path: Path) -> str:

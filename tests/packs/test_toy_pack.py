@@ -98,16 +98,19 @@ def test_the_toy_packs_notebook_reruns_its_claims(toy_path, tmp_path):
 
 
 def test_a_results_file_whose_pack_is_not_installed_still_renders(toy_path, tmp_path):
-    """The toy pack's results read where the toy pack is not installed: entries in id order, its title from
-    the file's pack name, no headline items, no failure."""
+    """The toy pack's results read where the toy pack is not installed: entries in id order, the title the file
+    records, no headline items, no failure; re-rendered as JSON, the file keeps its title."""
     out = tmp_path / "out"
     done = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
                 "--format", "json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     again = subprocess.run([sys.executable, "-m", "moecl_verify", "report", "--from", str(out / "results.json"),
-                            "--out", str(tmp_path / "bare"), "--format", "md,junit", "--quiet"],
+                            "--out", str(tmp_path / "bare"), "--format", "json,md,junit", "--quiet"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert again.returncode == 0, again.stderr
     text = (tmp_path / "bare" / "report.md").read_text(encoding="utf-8")
-    assert text.startswith("# moecl-verify report: *toy*") and "`var.false`" in text and "Proposition" not in text
+    title = "A textbook identity: the variance of a uniform variable"
+    assert text.startswith(f"# moecl-verify report: *{title}*") and "`var.false`" in text
+    assert "Proposition" not in text
+    assert (tmp_path / "bare" / "results.json").read_bytes() == (out / "results.json").read_bytes()

@@ -209,3 +209,31 @@ def _judge(evidence, threshold: float = 1e-3):
     """(verdict, reason) of a scaling entry at ``threshold`` (rejected when its p-value is at most it)."""
     judgement = evidence.judge(threshold, evidence.p_value <= threshold)
     return judgement.verdict, judgement.reason
+
+
+def test_a_file_of_a_pack_not_installed_draws_its_sweep_under_the_name_it_records(tmp_path):
+    """The stand-in pack reads the swept parameter's name off the entries (``sigma0_range`` here), so the
+    scaling table and figure of a file whose pack is absent still find their rows."""
+    import numpy as np
+
+    from moecl_verify.checks.kinds.scaling import ScalingEvidence
+    from moecl_verify.checks.model import RunResult
+    from moecl_verify.checks.scaling import fit_exponent
+    from moecl_verify.reports import figures
+
+    sweep = [0.4, 0.2, 0.1, 0.05]
+    rng = np.random.default_rng(0)
+    fit = fit_exponent(sweep, [s**0.5 * rng.lognormal(0, 0.05, 100) for s in sweep], np.random.default_rng(1),
+                       resamples=200, parameter="sigma0")
+    evidence = ScalingEvidence(claim_id="gap", source="-", config={"part": "gap", "means": [
+        {"sigma0": s, "mean": m} for s, m in zip(fit.x, fit.means)]}, formula="", what="gap", fit=fit,
+        law="Theta", exponent=0.5)
+    entry = evidence.decide(1e-3, evidence.p_value <= 1e-3)
+    claim = {"id": "gap", "source": "-", "kind": "scaling", "summary": "gap", "notes": "", "statement": "x",
+             "preconditions": []}
+    run = RunResult((entry,), (), (), {"pack": "elsewhere"}, (claim,), {}, "A document elsewhere")
+    text = markdown.render(run)
+    assert text.startswith("# moecl-verify report: *A document elsewhere*")
+    assert "sigma0 range" in text and "[0.05, 0.4]" in text
+    written = figures.write(run, tmp_path)
+    assert [p.name for p in written] == ["fig_gap_scaling.png"]

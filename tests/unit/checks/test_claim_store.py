@@ -177,5 +177,8 @@ def test_a_claims_key_covers_its_packs_own_code(tmp_path):
     assert source_version(tuple(copies)) != before
     source_version.cache_clear()
     # The pack's name is part of the key too: two packs with a claim of the same id never share a record.
+    import dataclasses
+
     key_a, _ = claim_store.claim_key("x", "smoke", 1, 0, {}, pack)
-    assert key_a != claim_store.claim_key("x", "smoke", 1, 0, {})[0]
+    renamed = dataclasses.replace(pack, name="another-pack")  # the same code under another name
+    assert key_a != claim_store.claim_key("x", "smoke", 1, 0, {}, renamed)[0]
