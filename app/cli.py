@@ -366,9 +366,10 @@ def cmd_packs(args) -> int:
     return EXIT_OK
 
 
-def _last_verdicts(source: str | None) -> tuple[Path, dict[str, str]] | None:
+def _last_verdicts(source: str | None, pack) -> tuple[Path, dict[str, str]] | None:
     """(file, claim id -> "3 refuted, 1 confirmed") from ``list --from`` (a results.json or its
-    folder), else from the default report's results.json if there is one; None when there is none."""
+    folder), else from the default report's results.json if there is one; None when there is none, or
+    when the default file is of another pack than the one listed."""
     from collections import Counter
 
     from moecl_verify.checks.model import VERDICTS
@@ -392,6 +393,11 @@ def _last_verdicts(source: str | None) -> tuple[Path, dict[str, str]] | None:
             print(f"moecl-verify: warning: {exc}; verdicts left out", file=sys.stderr)
             return None
         raise UsageError(f"--from: {exc}") from None
+    found = run.meta.get("pack") or _pack(None).name
+    if found != pack.name:
+        if source is None:  # the last run was of another document: nothing to show beside these claims
+            return None
+        raise UsageError(f"--from: the results file is of pack {found}, not {pack.name}")
     per_claim: dict[str, Counter] = {}
     for res in run.results:
         per_claim.setdefault(res.id, Counter())[res.verdict] += 1
@@ -409,7 +415,7 @@ def cmd_list(args) -> int:
     if not claims:
         print(f"pack {_pack(args.pack).name} registers no claim", file=sys.stderr)
         return EXIT_OK
-    last = _last_verdicts(getattr(args, "source", None))
+    last = _last_verdicts(getattr(args, "source", None), _pack(args.pack))
     id_width, kind_width = max(len(c.id) for c in claims), max(len(c.kind) for c in claims)
     if last is None:
         for claim in claims:

@@ -64,16 +64,16 @@ class ClaimCheck:
     __repr__ = __str__
 
 
-_CONTEXTS: dict[tuple[str, int, str], Context] = {}
+_CONTEXTS: dict[tuple, Context] = {}
 
 
-def _context(budget: str, seed: int, pack: str) -> Context:
-    """One context per (budget, seed) in a process, so claims that share an experiment
+def _context(budget: str, seed: int, pack: str, options: dict) -> Context:
+    """One context per (budget, seed, pack, options) in a process, so claims that share an experiment
     (claims declaring one namespace) simulate it once per notebook kernel, as in a run.  The
-    shared simulations are deterministic functions of (budget, seed)."""
-    key = (budget, seed, pack)
+    shared simulations are deterministic functions of those."""
+    key = (budget, seed, pack, tuple(sorted(options.items())))
     if key not in _CONTEXTS:
-        _CONTEXTS[key] = context_for(packs.get(pack), budget, seed)
+        _CONTEXTS[key] = context_for(packs.get(pack), budget, seed, options)
     return _CONTEXTS[key]
 
 
@@ -103,12 +103,14 @@ def check(
     false_fail_rates: dict[str, float] | None = None,
     family_rate: float = DEFAULT_FAMILY_RATE,
     pack: str | None = None,
+    options: dict | None = None,
 ) -> ClaimCheck:
-    """Rerun one claim of ``pack`` (default: the default pack) and decide its entries."""
+    """Rerun one claim of ``pack`` (default: the default pack) with the pack's run ``options`` (as the run
+    recorded them, ``meta.options``) and decide its entries."""
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
     claim = get(claim_id, pack)
-    measured = _measure(claim, _context(budget, seed, packs.get(pack).name))
+    measured = _measure(claim, _context(budget, seed, packs.get(pack).name, options or {}))
     thresholds = None
     if false_fail_rates is not None:
         keys = [entry_key(m.form, m.config) for m in measured if not is_exact(m)]

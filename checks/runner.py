@@ -189,6 +189,7 @@ def run(
                 interpretations.append(interp)
     meta = {
         "pack": pack.name,
+        **({"options": {name: str(value) for name, value in sorted(options.items())}} if options else {}),
         "claims": [c.id for c in claims],
         "budget": budget,
         "replicates": BUDGETS[budget].replicates,

@@ -126,6 +126,8 @@ def _claim_code(run: RunResult, claim_id: str, results: list[ClaimResult]) -> st
     ]
     if meta.get("pack"):
         lines.append(f"    pack={meta['pack']!r},")
+    if meta.get("options"):
+        lines.append(f"    options={dict(meta['options'])!r},")
     if results and all(r.false_fail_rate is not None for r in results):
         lines.append("    false_fail_rates={")
         lines += [f"        {entry_key(r)!r}: {r.false_fail_rate!r}," for r in results]

@@ -114,3 +114,16 @@ def test_a_results_file_whose_pack_is_not_installed_still_renders(toy_path, tmp_
     assert text.startswith(f"# moecl-verify report: *{title}*") and "`var.false`" in text
     assert "Proposition" not in text
     assert (tmp_path / "bare" / "results.json").read_bytes() == (out / "results.json").read_bytes()
+
+
+def test_list_shows_the_verdicts_of_its_own_packs_file_only(toy_path, tmp_path):
+    out = tmp_path / "out"
+    done = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
+                "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    mine = _cli(toy_path, "list", "--pack", "toy", "--from", str(out), cwd=tmp_path)
+    assert mine.returncode == 0
+    lines = {line.split()[0]: line for line in mine.stdout.splitlines()}
+    assert "2 refuted" in lines["var.false"] and "2 confirmed" in lines["var.true"]  # exact and Monte Carlo
+    other = _cli(toy_path, "list", "--from", str(out), cwd=tmp_path)
+    assert other.returncode == 2 and "of pack toy, not moe-cl" in other.stderr
