@@ -290,7 +290,7 @@ def entry_label(res) -> str:
     """What distinguishes an entry within its claim: form, feature model (when one applies), part, pool."""
     bits = [f"{res.form} form"]
     features = res.config.get("features")
-    if features in ("gaussian", "definition1"):
+    if features not in (None, "-", "—"):
         bits.append(f"{features} features")
     part = res.config.get("part")
     if part:
@@ -377,8 +377,9 @@ def _scaling_section(add, run: RunResult) -> None:
     add("")
     add(f"Exponent of {x} fitted by least squares on log-log axes, with its 99% bootstrap interval (replicates "
         f"resampled within each {x}); local exponents over the three largest and the three smallest {x} show "
-        "whether the sweep has reached the asymptotic regime (a bend toward the claim withdraws a refutation). Every "
-        f"budget sweeps the same {x} range; budgets differ in replicates per {x}.")
+        "whether the sweep has reached the asymptotic regime (a bend toward the claim withdraws a refutation). Budgets "
+        f"differ in replicates per {x} and, for some claims, in how far the sweep reaches: each row gives its own "
+        f"{x} range.")
     add("")
     add(f"| claim | entry | law | claimed k | fitted k [99% interval] | local k (large → small {x}) | constant C | "
         f"{x} range | verdict |")

@@ -352,7 +352,7 @@ def cmd_simulate(args) -> int:
         progress.close()
     rows = _rows(run, args.every)
     if args.plot:
-        from moecl_verify.reports.simulation_plot import write as write_plot
+        from moecl_verify.packs.moe_cl.commands.plot import write as write_plot
 
         write_plot(rows, args.plot, title=", ".join(f"{k}={v}" for k, v in header.items() if k in ("model", "features", "N", "T", "M")))
     if args.json:
