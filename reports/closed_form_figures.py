@@ -84,6 +84,9 @@ def _monte_carlo(group: list) -> list[tuple[tuple, list[str]]]:
 def build(run: RunResult, claim_id: str):
     """The closed-form figure of ``claim_id`` (drawn, not saved)."""
     entries = [r for r in run.results if r.id == claim_id and accepts(r)]
+    # The replicates the claim's entries record (one number when they agree), not a budget-wide figure.
+    counts = sorted({r.config["replicates"] for r in entries if isinstance(r.config.get("replicates"), int)})
+    replicates = f", {counts[0]} replicates" if len(counts) == 1 else ""
     claim = next((c for c in run.claims if c.get("id") == claim_id), None)
     quantity = _quantity_label(claim)
     panels = _panels(entries)
@@ -101,8 +104,7 @@ def build(run: RunResult, claim_id: str):
             len(plans), titles=[kit.wrap(p[0], 48) for p in plans], legend_labels=[p[3] for p in plans],
             ncols_max=2, axes_w=4.2, axes_h=3.0,
             title=f"{claim_id}: formula vs Monte Carlo against the horizon\n"
-                  f"(budget {run.meta.get('budget')}, {run.meta.get('replicates')} replicates, "
-                  f"seed {run.meta.get('seed')})",
+                  f"(budget {run.meta.get('budget')}{replicates}, seed {run.meta.get('seed')})",
         )
         from matplotlib.ticker import MaxNLocator
 

@@ -206,8 +206,9 @@ def _run_section(add, run: RunResult) -> None:
     add("What the verdicts mean: " + "; ".join(f"**{k}**: {v}" for k, v in VERDICT_WORDS.items()) + ".")
     add("")
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
-    add(f"- budget `{meta.get('budget')}`, seed {meta.get('seed')}; {meta.get('replicates')} replicates per "
-        "configuration for the closed-form checks (each entry's configuration states its own)")
+    # What a budget buys is the pack's (its sizes differ by experiment): each entry's configuration says it.
+    add(f"- budget `{meta.get('budget')}`, seed {meta.get('seed')}; each entry's configuration states its own "
+        "replicates")
     add(f"- family-wise false-fail rate {meta.get('family_false_fail_rate')} over every sampled entry (Holm across "
         "the run, Bonferroni across horizons or cases within an entry); exact entries carry no rate; power for "
         f"`min detectable` {meta.get('power')}")

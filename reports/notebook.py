@@ -70,7 +70,7 @@ def _intro(run: RunResult) -> str:
         "(`stated`, `corrected`, `derived`) and feature model, with an explicit false-fail rate.",
         "",
         f"This notebook was generated from the run's results: {len(meta.get('claims', []))} claims; "
-        f"budget `{meta.get('budget')}` ({meta.get('replicates')} replicates per configuration); "
+        f"budget `{meta.get('budget')}` (each entry states its replicates); "
         f"seed {meta.get('seed')}; family-wise false-fail rate {meta.get('family_false_fail_rate')} "
         f"(Holm across all entries, Bonferroni across horizons within an entry); {versions}.",
         "",
