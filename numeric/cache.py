@@ -27,6 +27,7 @@ dies, even by SIGKILL.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import io
@@ -94,6 +95,8 @@ class ResultCache:
         self.stats = CacheStats()
         self._on_problem = on_problem
         self._lock_fh = None
+        # Set when the disk filled up: the run goes on, computing what it cannot store.
+        self.full = False
 
     # -- lifetime -------------------------------------------------------------
     def __enter__(self) -> "ResultCache":
@@ -164,11 +167,25 @@ class ResultCache:
         return data
 
     def _write(self, key: str, suffix: str, data: bytes | memoryview, description: dict) -> None:
+        """Store an entry; on a full disk (or quota), drop it, say so once, and store nothing more: a cache
+        that cannot grow costs only the reuse, so it must not end the run that feeds it."""
+        if self.full:
+            return
         data_path, meta_path = self._paths(key, suffix)
-        _atomic_write(data_path, data)
         meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
                 "description": description}
-        _atomic_write(meta_path, json.dumps(meta, sort_keys=True).encode())
+        try:
+            _atomic_write(data_path, data)
+            _atomic_write(meta_path, json.dumps(meta, sort_keys=True).encode())
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            for path in (data_path, meta_path):
+                if path.exists():
+                    path.unlink()
+            self.full = True
+            self.note_problem(f"cache directory {str(self.directory)!r} is full ({exc.strerror}); the run goes on "
+                              "without storing more results (free space or use --cache-dir elsewhere to keep them)")
 
     def get(self, key: str) -> dict[str, np.ndarray] | None:
         data = self._verified_bytes(key, ".npz")

@@ -205,3 +205,40 @@ def test_the_engine_version_hashes_every_module_a_simulation_runs():
     assert {"streams.py", "sampling.py", "kernels.py", "moe.py"} <= hashed
     assert loaded - hashed <= set(chunks.PLUMBING_FILES)
     assert not hashed & set(chunks.PLUMBING_FILES)
+
+
+def test_a_full_disk_drops_the_entry_says_so_once_and_the_run_goes_on(tmp_path, monkeypatch):
+    import errno
+
+    from moecl_verify.numeric import cache as cache_module
+
+    writes = []
+
+    def full(path, data):
+        writes.append(path)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    problems = []
+    with ResultCache(tmp_path, on_problem=problems.append) as cache:
+        monkeypatch.setattr(cache_module, "_atomic_write", full)
+        cache.put("a" * 64, {"x": np.arange(3)}, {"what": "chunk"})
+        cache.put_record("b" * 64, {"r": 1}, {"what": "record"})
+        assert cache.full and len(writes) == 1  # the second write was not attempted
+        assert len(problems) == 1 and "is full" in problems[0] and "goes on" in problems[0]
+        assert cache.get("a" * 64) is None
+        assert not list(tmp_path.glob("a*")) and not list(tmp_path.glob("b*"))
+
+
+def test_other_write_errors_still_fail_the_run(tmp_path, monkeypatch):
+    import errno
+
+    from moecl_verify.numeric import cache as cache_module
+
+    def denied(path, data):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    with ResultCache(tmp_path) as cache:
+        monkeypatch.setattr(cache_module, "_atomic_write", denied)
+        with pytest.raises(OSError):
+            cache.put("a" * 64, {"x": np.arange(3)}, {"what": "chunk"})
+        assert not cache.full
