@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from moecl_verify.checks import pack as packs
 from moecl_verify.checks.context import BUDGETS, Context, context_for, measure_claim
+from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.checks.registry import get
 from moecl_verify.checks.decide import decide_claims, is_exact
@@ -25,10 +26,12 @@ from moecl_verify.numeric.chunks import ChunkRunner
 KERNEL_CACHE_ENV = "MOECL_KERNEL_CACHE_DIR"  # = reports.notebook.KERNEL_CACHE_ENV
 
 
-def entry_key(form: str, config: dict) -> str:
-    """How an entry is named within its claim: form/features, plus the part for symbolic entries."""
-    key = f"{form}/{config.get('features', '-')}"
-    return f"{key}/{config['part']}" if config.get("part") else key
+def entry_key(item) -> str:
+    """How an entry (a decided result, or evidence before its decision) is named within its claim:
+    form/features, then its label (:attr:`~moecl_verify.checks.entry_key.EntryKey.label`) where it has one."""
+    key = item.key if isinstance(item, ClaimResult) else EntryKey.of(item.claim_id, item.form, item.config)[0]
+    name = f"{key.form}/{key.features or '-'}"
+    return f"{name}/{key.label}" if key.label else name
 
 
 def _fmt(value, spec: str) -> str:
@@ -46,12 +49,12 @@ class ClaimCheck:
     slips: tuple[Slip, ...]
 
     def verdicts(self) -> dict[str, str]:
-        return {entry_key(r.form, r.config): r.verdict for r in self.results}
+        return {entry_key(r): r.verdict for r in self.results}
 
     def __str__(self) -> str:
         lines = [f"{self.claim_id} (budget {self.budget}, seed {self.seed})"]
         for r in self.results:
-            head = f"  {entry_key(r.form, r.config):<24} {r.verdict:<13} "
+            head = f"  {entry_key(r):<24} {r.verdict:<13} "
             if r.expected is None:
                 lines.append(head + "(symbolic) " + r.evidence)
                 continue
@@ -113,7 +116,7 @@ def check(
     measured = _measure(claim, _context(budget, seed, packs.get(pack).name, options or {}))
     thresholds = None
     if false_fail_rates is not None:
-        keys = [entry_key(m.form, m.config) for m in measured if not is_exact(m)]
+        keys = [entry_key(m) for m in measured if not is_exact(m)]
         false_fail_rates = {k: v for k, v in false_fail_rates.items() if v is not None}
         missing = [k for k in keys if k not in false_fail_rates]
         if missing:

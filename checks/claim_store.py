@@ -42,6 +42,7 @@ import numpy as np
 
 from moecl_verify.checks import pack as packs
 from moecl_verify.checks import kinds
+from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.numeric.cache import ResultCache
 
@@ -50,7 +51,7 @@ FORMAT = 1
 LAYERS = ("theory", "numeric", "checks")
 # Decided entries and slips, and every record a kind of evidence declares (checks/kinds): a new kind's
 # records are stored without an edit here.
-_RECORDS = {"result": ClaimResult, "slip": Slip, **kinds.RECORDS}
+_RECORDS = {"result": ClaimResult, "slip": Slip, "key": EntryKey, **kinds.RECORDS}
 _TAGS = {cls: tag for tag, cls in _RECORDS.items()}
 
 

@@ -34,7 +34,7 @@ def is_exact(item) -> bool:
 def check_exact(item: ClaimResult) -> ClaimResult:
     """An entry a claim decided itself must be exact: no p-value, no false-fail rate."""
     if item.p_value is not None or item.false_fail_rate is not None or item.evidence_type != "exact":
-        raise TypeError(f"{item.id} ({item.config.get('part', item.form)}): a claim returned a decided entry "
+        raise TypeError(f"{item.key.text}: a claim returned a decided entry "
                         "that is not exact; return evidence instead, so the run's error control decides it")
     return item
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from moecl_verify.checks.entry_key import FORMS, EntryKey
+
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "not_checkable")
-FORMS = ("stated", "corrected", "derived")
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,22 @@ class ClaimResult:
     # Which kind of evidence decided it: mean, criterion, proportion, scaling (under the run's Holm
     # family, :mod:`moecl_verify.checks.decide`) or exact (sympy, rational arithmetic, a stated reason).
     evidence_type: str = ""
+    # The entry's identity (:mod:`moecl_verify.checks.entry_key`).  A claim declares it in ``config`` (its
+    # ``part`` and ``role`` are taken out of the configuration here); a results file stores it as fields.
+    key: EntryKey | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
+        key = self.key
+        if key is None:
+            key, config = EntryKey.of(self.id, self.form, self.config)
+            object.__setattr__(self, "config", config)
+        elif isinstance(key, dict):
+            key = EntryKey.from_json(key)
+        if (key.claim, key.form) != (self.id, self.form):
+            raise ValueError(f"{self.id} [{self.form}]: its key names {key.claim} [{key.form}]")
+        object.__setattr__(self, "key", key)
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,27 @@ class Slip:
     stated: str
     holds: str
     evidence: str
+    # The entries the slip rests on (their keys), so that a reader, a diff and a cause can find them without
+    # matching text.  Order: the most decisive first.
+    entries: tuple[EntryKey, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entries", tuple(
+            EntryKey.from_json(e) if isinstance(e, dict) else e for e in self.entries))
+        for e in self.entries:
+            if not isinstance(e, EntryKey):
+                raise TypeError(f"slip {self.id}: entries must be entry keys, not {type(e).__name__}")
+
+
+def keys_of(*entries) -> tuple[EntryKey, ...]:
+    """The keys of the given results entries, in order, for :attr:`Slip.entries`; each argument is an entry,
+    a list of entries, or None (an entry the run did not make), so a slip builder passes what it read."""
+    out = []
+    for item in entries:
+        for entry in (item if isinstance(item, (list, tuple)) else (item,)):
+            if entry is not None:
+                out.append(entry.key)
+    return tuple(out)
 
 
 SLIP_CLASSES = (
@@ -118,9 +152,18 @@ def to_jsonable(record: Any) -> Any:
     """A dataclass (or list of them) as plain JSON types, field order kept."""
     if is_dataclass(record):
         data = {f.name: getattr(record, f.name) for f in fields(record)}
+        if isinstance(record, ClaimResult):
+            # The key beside the id it refines, so that a reader of the file meets the entry's identity first.
+            key = data.pop("key")
+            ordered = {}
+            for name, value in data.items():
+                ordered[name] = value
+                if name == "form":
+                    ordered["key"] = key
+            data = ordered
         if isinstance(record, Slip):
             data["class"] = data.pop("slip_class")
-            data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence")}
+            data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries")}
         return {k: to_jsonable(v) for k, v in data.items()}
     if isinstance(record, (list, tuple)):
         return [to_jsonable(v) for v in record]
@@ -131,12 +174,14 @@ def to_jsonable(record: Any) -> Any:
 
 __all__ = [
     "ClaimResult",
+    "EntryKey",
     "Interpretation",
     "RunResult",
     "Slip",
     "SLIP_CLASSES",
     "VERDICTS",
     "asdict",
+    "keys_of",
     "to_jsonable",
 ]
 
@@ -149,15 +194,19 @@ def exact_result(
     verdict: str,
     evidence: str,
     formula: str,
+    *,
+    form: str = "stated",
+    role: str = "statement",
     **config,
 ) -> ClaimResult:
     """An entry decided exactly (sympy, arithmetic) or by a stated reason: no sampling,
-    so no expected/observed numbers and no false-fail rate; ``part`` names it within its claim."""
+    so no expected/observed numbers and no false-fail rate; ``part`` names it within its claim and ``role``
+    says whether it checks the statement or a step of its proof (:mod:`moecl_verify.checks.entry_key`)."""
     return ClaimResult(
         id=claim_id,
         source=source,
         kind=kind,
-        form="stated",
+        form=form,
         verdict=verdict,
         expected=None,
         observed=None,
@@ -165,7 +214,7 @@ def exact_result(
         p_value=None,
         false_fail_rate=None,
         min_detectable=None,
-        config={"features": "-", "part": part, **config},
+        config={"features": "-", "part": part, **config, **({"role": role} if role != "statement" else {})},
         evidence=evidence,
         formula=formula,
         evidence_type="exact",

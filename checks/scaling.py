@@ -23,7 +23,6 @@ of each hidden constant of the hyperparameters to show its effect.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from dataclasses import dataclass
 
@@ -284,32 +283,26 @@ def reconcile_constants(verdicts: dict[float, str]) -> dict[float, str]:
     return dict(verdicts)
 
 
-def constant_group(part: str) -> str:
-    """An entry's part without its trailing hidden constant ("..., c = 0.5" or "... c = 0.5"): entries that
-    measure the same quantity at different constants share it."""
-    return re.sub(r"(^|,?\s+)c = [^,]*$", "", part)
-
-
 def reconcile_entries(entries: list) -> list:
-    """:func:`reconcile_constants` applied to results entries: entries whose config has a
-    ``hidden_constant`` are grouped by their ``part`` without the trailing "c = ..." (:func:`constant_group`); a
+    """:func:`reconcile_constants` applied to results entries: entries with a hidden constant are grouped
+    by their key without it (:meth:`~moecl_verify.checks.entry_key.EntryKey.across_constants`); a
     refutation that another constant of its group confirms becomes ``inconclusive``, with the
     reason appended to its evidence.  Other entries pass through unchanged."""
     import dataclasses
 
     out = list(entries)
-    groups: dict[str, list[int]] = {}
+    groups: dict = {}
     for i, e in enumerate(entries):
-        if "hidden_constant" in e.config:
-            groups.setdefault(constant_group(e.config["part"]), []).append(i)
+        if e.key.constant is not None:
+            groups.setdefault(e.key.across_constants(), []).append(i)
     for idx in groups.values():
-        new = reconcile_constants({entries[i].config["hidden_constant"]: entries[i].verdict for i in idx})
+        new = reconcile_constants({entries[i].key.constant: entries[i].verdict for i in idx})
         for i in idx:
             e = entries[i]
-            if new[e.config["hidden_constant"]] != e.verdict:
-                others = ", ".join(f"{entries[j].verdict} at c = {entries[j].config['hidden_constant']:g}" for j in idx)
+            if new[e.key.constant] != e.verdict:
+                others = ", ".join(f"{entries[j].verdict} at c = {entries[j].key.constant:g}" for j in idx)
                 out[i] = dataclasses.replace(
-                    e, verdict=new[e.config["hidden_constant"]],
+                    e, verdict=new[e.key.constant],
                     evidence=e.evidence + f" Across hidden constants the verdicts differ ({others}); the statement "
                     "allows suitable constants, so this entry is not a refutation of it.")
     return out

@@ -1,7 +1,10 @@
 """What changed between two runs' results.json: verdicts first, then numbers, then wording.
 
-Entries are matched by claim id, form and configuration (an entry's identity); slips and
-interpretations by id. Fields that name library versions (``meta.versions``) are left out:
+Entries are matched by their keys (:mod:`moecl_verify.checks.entry_key`: claim, form, part, role,
+reading, features, pool, hidden constant); an entry of a schema 1 or 2 file gets its key by the
+documented mapping :func:`~moecl_verify.checks.entry_key.legacy_key`, so a file of an earlier version
+compares with one of this version.  A changed configuration is a changed number.  Slips and
+interpretations are matched by id; a slip's entry keys are compared where both files record them. Fields that name library versions (``meta.versions``) are left out:
 they describe the machine, not the paper.
 
 Used by ``moecl-verify diff`` for continuous integration (an entry that moved between
@@ -20,7 +23,10 @@ from typing import Any
 from moecl_verify.reports import results_json
 
 # Fields of an entry that hold measured or derived numbers.
-NUMBER_FIELDS = ("expected", "observed", "stderr", "p_value", "false_fail_rate", "min_detectable", "horizons")
+NUMBER_FIELDS = ("expected", "observed", "stderr", "p_value", "false_fail_rate", "min_detectable", "horizons",
+                 "config")
+# Configuration fields an entry's key holds (checks/entry_key.py), compared by matching the keys.
+KEY_CONFIG = ("part", "role", "reading", "features", "pool", "hidden_constant")
 # Fields of an entry that hold wording (evidence, formulas, differences).
 TEXT_FIELDS = ("evidence", "formula", "difference", "source", "kind")
 
@@ -68,8 +74,15 @@ def load(path: str | Path) -> dict:
 
 
 def entry_key(entry: dict) -> str:
-    config = json.dumps(entry.get("config", {}), sort_keys=True, separators=(",", ":"))
-    return f"{entry.get('id')} [{entry.get('form')}] {config}"
+    """The line that names an entry in a diff: its key's text (stored, or mapped from a schema 1 or 2 entry)."""
+    return results_json.key_of(entry).text
+
+
+def _fields(entry: dict) -> dict:
+    """An entry's compared fields; the configuration without what its key holds (the label schema 1 and 2
+    kept in it, the reading, features, pool and hidden constant), which the match compared already."""
+    config = {k: v for k, v in (entry.get("config") or {}).items() if k not in KEY_CONFIG}
+    return {**entry, "config": config}
 
 
 def _same(a: Any, b: Any, rel: float) -> bool:
@@ -87,8 +100,8 @@ def _same(a: Any, b: Any, rel: float) -> bool:
 def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
     """The differences between two results.json dicts. Numbers equal within relative ``rel`` count as equal
     (0: exactly equal, as a rerun of the same command must be)."""
-    before = {entry_key(e): e for e in old["results"]}
-    after = {entry_key(e): e for e in new["results"]}
+    before = {entry_key(e): _fields(e) for e in old["results"]}
+    after = {entry_key(e): _fields(e) for e in new["results"]}
     added = tuple(sorted(after.keys() - before.keys()))
     removed = tuple(sorted(before.keys() - after.keys()))
     verdicts, numbers, text = [], [], []
@@ -109,6 +122,8 @@ def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
         removed += tuple(f"{section}: {k}" for k in sorted(old_items.keys() - new_items.keys()))
         for key in sorted(old_items.keys() & new_items.keys()):
             for name in sorted(old_items[key].keys() | new_items[key].keys()):
+                if name == "entries" and not (name in old_items[key] and name in new_items[key]):
+                    continue  # a slip of schema 1 or 2 did not record its entries
                 if old_items[key].get(name) != new_items[key].get(name):
                     text.append(Change(f"{section}: {key}", name, old_items[key].get(name),
                                        new_items[key].get(name)))

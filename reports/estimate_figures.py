@@ -55,6 +55,16 @@ TITLES = {
 REFERENCE = {"margin": "Δ = 0 (the criterion's boundary)", "difference": "0 (what the identity predicts)"}
 
 
+# A criterion's case rows are labelled by the claim ("pool 0, Thm 1, F"); the pool or hidden constant in a
+# row's label names a replicate of the same case, which shares the row's point label.  (Entries are told
+# apart by their keys; this reads only the row labels inside one entry.)
+_REPLICATE_TOKEN = re.compile(r"(?:,\s*|\s+|^)\b(?:pool \d+|c = \d+(?:\.\d+)?)(?![\w.])")
+
+
+def _case_text(label: str) -> str:
+    return _REPLICATE_TOKEN.sub("", label).strip(" ,;")
+
+
 def accepts(res) -> bool:
     return (
         kit.numeric(res)
@@ -106,7 +116,7 @@ def points(res, swept: str = "x") -> list[Point]:
             out.append(Point(float(h[key]), key, "", f"{key} = {h[key]}", **common))
             continue
         label = str(h.get("case", h.get("pooled", "")))
-        text, _ = kit.split_part(label)
+        text = _case_text(label)
         m = _horizon(swept).search(text)
         if m:
             rest = (text[: m.start()] + text[m.end():]).strip(" ,;")

@@ -56,14 +56,12 @@ def matches(claim_id: str, patterns) -> bool:
 
 
 def is_statement(res) -> bool:
-    """An entry of the statement as printed, not of a proof step, a correction or a derivation."""
-    part = str(res.config.get("part") or "").lower()
-    return (res.form == "stated" and ".step" not in res.id
-            and not part.startswith(("proof", "derived")) and "proof step" not in part)
+    """An entry of the statement as printed, not of a proof step, a correction or a derivation (its key)."""
+    return res.key.is_statement
 
 
 def reading(res):
-    return res.config.get("reading")
+    return res.key.reading
 
 
 def summarize(entries) -> str:
@@ -92,12 +90,7 @@ def _num(x, digits: int = 3) -> str:
 
 
 def _where(res) -> str:
-    bits = [str(res.config.get("part") or "")]
-    if res.config.get("features") not in (None, "-", "—"):
-        bits.append(str(res.config["features"]))
-    if res.config.get("pool") is not None and "pool" not in bits[0]:
-        bits.append(f"pool {res.config['pool']}")
-    return ", ".join(b for b in bits if b)
+    return ", ".join(b for b in (res.key.label, res.key.features) if b)
 
 
 def entry_evidence(res, pack: Pack | None = None) -> str:
@@ -141,7 +134,7 @@ def _strength(res) -> tuple:
     """Order refutations by how decisive they are: entries that hold under every reading first, then
     exact ones, then the smallest p-value."""
     exact = (res.evidence_type or "") == "exact"
-    one_reading = reading(res) is not None or "reading" in str(res.config.get("part") or "")
+    one_reading = reading(res) is not None
     return (one_reading, 0 if exact else 1, res.p_value if res.p_value is not None else 1.0)
 
 

@@ -21,7 +21,7 @@ SUITE = "moecl-verify"
 def case_name(res: ClaimResult) -> str:
     from moecl_verify.checks.api import entry_key
 
-    return f"{res.id}[{entry_key(res.form, res.config)}]"
+    return f"{res.id}[{entry_key(res)}]"
 
 
 def _message(res: ClaimResult) -> str:

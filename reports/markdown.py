@@ -21,11 +21,10 @@ VERDICT_WORDS = {
 
 
 def _features(res) -> str:
-    part = res.config.get("part")
-    features = res.config.get("features", "—")
-    if part and features not in ("-", "—"):
-        return f"{features}, {part}"
-    return part if part else features
+    label, features = res.key.label, res.key.features
+    if label and features:
+        return f"{features}, {label}"
+    return label or features or "—"
 
 
 def _target(res) -> str:
@@ -290,14 +289,10 @@ def render(run: RunResult, figures: dict | None = None) -> str:
 def entry_label(res) -> str:
     """What distinguishes an entry within its claim: form, feature model (when one applies), part, pool."""
     bits = [f"{res.form} form"]
-    features = res.config.get("features")
-    if features not in (None, "-", "—"):
-        bits.append(f"{features} features")
-    part = res.config.get("part")
-    if part:
-        bits.append(str(part))
-    if res.config.get("pool") is not None and "pool" not in str(part or ""):
-        bits.append(f"pool {res.config['pool']}")
+    if res.key.features:
+        bits.append(f"{res.key.features} features")
+    if res.key.label:
+        bits.append(res.key.label)
     return ", ".join(bits)
 
 
@@ -392,7 +387,7 @@ def _scaling_section(add, run: RunResult) -> None:
         local_text = f"{local[0]:.2f} → {local[1]:.2f}" if local else "—"
         span = cfg.get(f"{x}_range")
         span_text = f"[{span[0]:.3g}, {span[1]:.3g}]" if span else "—"
-        add(f"| `{r.id}` | {cfg.get('part', '—')} | {cfg.get('law', '—')} | {num(r.expected, 3)} | "
+        add(f"| `{r.id}` | {r.key.label or '—'} | {cfg.get('law', '—')} | {num(r.expected, 3)} | "
             f"{num(r.observed, 3)} [{num(low, 3)}, {num(high, 3)}] | {local_text} | {num(cfg.get('fitted_constant'), 3)} | "
             f"{span_text} | **{r.verdict}** |")
     add("")

@@ -42,7 +42,7 @@ class NotebookExecutionError(RuntimeError):
 def entry_key(res: ClaimResult) -> str:
     from moecl_verify.checks.api import entry_key as key
 
-    return key(res.form, res.config)
+    return key(res)
 
 
 def _cell_id(*parts: str) -> str:

@@ -23,7 +23,6 @@ carries no ``Software`` metadata.
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,17 +209,15 @@ def run_subtitle(run) -> str:
 
 # --- grouping entries into panels and series -------------------------------------------------------------
 
-# Tokens of an entry's ``part`` that name a replicate of one configuration (a feature pool, a hidden
-# constant): they become series within a panel, the rest of the part names the panel.
-_SERIES_TOKEN = re.compile(r"(?:,\s*|\s+|^)\b(pool \d+|c = \d+(?:\.\d+)?)(?![\w.])")
-
-
-def split_part(part: str | None) -> tuple[str, str]:
-    """("own configuration, M = 10", "pool 0") from "own configuration, M = 10, pool 0"."""
-    text = part or ""
-    tokens = [m.group(1) for m in _SERIES_TOKEN.finditer(text)]
-    rest = _SERIES_TOKEN.sub("", text).strip(" ,;")
-    return rest, ", ".join(tokens)
+def split_part(res) -> tuple[str, str]:
+    """An entry's panel and series names: its key's part names the panel; the fields that name a replicate
+    of one configuration (its pool, its hidden constant) name the series, e.g. ("own configuration, M = 10",
+    "pool 0")."""
+    key = res.key
+    series = [f"pool {key.pool}"] if key.pool is not None else []
+    if key.constant is not None:
+        series.append(f"c = {key.constant:g}")
+    return key.part, ", ".join(series)
 
 
 def numeric(res) -> bool:
@@ -229,8 +226,7 @@ def numeric(res) -> bool:
 
 
 def features(res) -> str:
-    value = res.config.get("features")
-    return "" if value in (None, "-") else str(value)
+    return res.key.features or ""
 
 
 def chunk(items: list, sizes: list[int], limit: int) -> list[list]:
@@ -276,7 +272,7 @@ def label_entries(entries: list, merge_singletons: bool = False) -> list[Labelle
 
     out = []
     for r in entries:
-        rest, series = split_part(r.config.get("part"))
+        rest, series = split_part(r)
         if len(forms) > 1:
             series = f"{series}, {r.form} form" if series else f"{r.form} form"
         out.append(Labelled(r, panel_name(rest, features(r)), series))
@@ -286,7 +282,7 @@ def label_entries(entries: list, merge_singletons: bool = False) -> list[Labelle
     if merge_singletons and len(panels) > 1 and all(n == 1 for n in panels.values()):
         merged = []
         for item in out:
-            rest, series = split_part(item.res.config.get("part"))
+            rest, series = split_part(item.res)
             name = ", ".join(s for s in (rest, series, item.series if len(forms) > 1 else "") if s)
             merged.append(Labelled(item.res, panel_name("", features(item.res)), name))
         if len({m.panel for m in merged}) < len(panels):

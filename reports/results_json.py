@@ -28,12 +28,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
 from moecl_verify.reports.document import pack_of
 
+# 3: every entry carries its key (checks/entry_key.py) and every slip the keys of the entries it rests on;
 # 2: every entry names the kind of evidence that decided it (evidence_type); 1 lacks it.
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 SCHEMA_FILE = "results.schema.json"
 # The tool writes 8 levels (figure data inside an entry's configuration); far deeper is not a results file,
 # and would overflow the renderers' recursion.
@@ -109,7 +111,7 @@ def read(path: str | Path) -> dict:
 def load(path: str | Path) -> RunResult:
     """Read a results.json back, so reports can be re-rendered without recomputing."""
     doc = read(path)
-    results = tuple(ClaimResult(**entry) for entry in doc["results"])
+    results = tuple(entry_of(entry) for entry in doc["results"])
     slips = tuple(
         Slip(
             id=s["id"],
@@ -118,12 +120,27 @@ def load(path: str | Path) -> RunResult:
             stated=s["stated"],
             holds=s["holds"],
             evidence=s["evidence"],
+            entries=tuple(s.get("entries", ())),
         )
         for s in doc["slips"]
     )
     interpretations = tuple(Interpretation(**i) for i in doc["interpretations"])
     return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]), doc.get("artifacts", {}),
                      str(doc.get("paper") or ""))
+
+
+def key_of(entry: dict) -> EntryKey:
+    """A results entry's key: stored (schema 3), or by the documented mapping from schemas 1 and 2."""
+    return EntryKey.from_json(entry["key"]) if "key" in entry else legacy_key(entry)
+
+
+def entry_of(entry: dict) -> ClaimResult:
+    """A results entry as the record it was written from; an entry of schema 1 or 2 gets its key by
+    :func:`~moecl_verify.checks.entry_key.legacy_key` and loses the label from its configuration."""
+    if "key" in entry:
+        return ClaimResult(**entry)
+    config = {k: v for k, v in entry["config"].items() if k not in ("part", "role")}
+    return ClaimResult(**{**entry, "config": config}, key=legacy_key(entry))
 
 
 def _text(path: Path) -> str:
@@ -187,6 +204,20 @@ def _check(path: Path, doc: Any) -> None:
     error = best_match(_validator().iter_errors(doc))
     if error is not None:
         raise ResultsFileError(path, _describe(error))
+    seen: dict[EntryKey, int] = {}
+    for i, entry in enumerate(doc["results"]):
+        stored = entry.get("key")
+        if stored is not None and (stored["claim"], stored["form"]) != (entry["id"], entry["form"]):
+            raise ResultsFileError(path, f"results[{i}]: its key names {stored['claim']} [{stored['form']}], but "
+                                         f"the entry is {entry['id']} [{entry['form']}]")
+        try:
+            key = key_of(entry)
+        except ValueError as exc:
+            raise ResultsFileError(path, f"results[{i}]: {exc}") from None
+        if key in seen:
+            raise ResultsFileError(path, f"results[{i}] has the key of results[{seen[key]}] ({key.text}): two "
+                                         "entries of one run cannot share one")
+        seen[key] = i
     for verdict, count in doc["summary"].items():
         actual = sum(entry["verdict"] == verdict for entry in doc["results"])
         if count != actual:

@@ -154,7 +154,7 @@ def _refused(err: str, *words: str) -> bool:
     (lambda doc: doc.pop("meta"), ["meta: missing"]),
     (lambda doc: doc["results"][0].update(verdict="maybe"),
      ["results[0].verdict: 'maybe' is not one of confirmed, refuted, inconclusive, not_checkable"]),
-    (lambda doc: doc.update(schema_version=3), ["written by a newer moecl-verify: schema 3, this version reads 1, 2"]),
+    (lambda doc: doc.update(schema_version=4), ["written by a newer moecl-verify: schema 4, this version reads 1, 2, 3"]),
     (lambda doc: doc["results"][0].update(form="guessed"), ["results[0].form", "stated, corrected, derived"]),
     (lambda doc: doc["results"][0].pop("evidence_type"), ["results[0].evidence_type: missing"]),
 ])

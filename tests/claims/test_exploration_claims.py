@@ -161,7 +161,8 @@ def _scaling(c: float, exponent: float, part: str = "a") -> ScalingEvidence:
 
 def test_scaling_entry_is_evidence_and_decide_reconciles_the_constants():
     ev = _scaling(1.0, 0.75)
-    assert isinstance(ev, ScalingEvidence) and ev.config["part"] == "a, c = 1" and ev.config["hidden_constant"] == 1.0
+    # The constant is a field of the entry (its key), not text in its part.
+    assert isinstance(ev, ScalingEvidence) and ev.config["part"] == "a" and ev.config["hidden_constant"] == 1.0
     assert ev.fit.low < 0.75 < ev.fit.high and ev.fit.stderr > 0
     assert ev.p_value == pytest.approx(sps.norm.cdf((ev.fit.exponent - 1.0) / ev.fit.stderr))
     # O(sigma0^1) with exponent 0.75 at both constants of part "b": refuted at each, so refuted everywhere;
@@ -169,6 +170,8 @@ def test_scaling_entry_is_evidence_and_decide_reconciles_the_constants():
     (out,) = decide.decide_claims([[ev, _scaling(0.5, 1.3), _scaling(1.0, 0.75, "b"), _scaling(0.5, 0.75, "b")]],
                                   1e-3)
     assert [r.verdict for r in out] == ["inconclusive", "confirmed", "refuted", "refuted"]
+    assert [(r.key.part, r.key.constant) for r in out] == [("a", 1.0), ("a", 0.5), ("b", 1.0), ("b", 0.5)]
+    assert out[0].key.label == "a, c = 1" and out[0].key.across_constants() == out[1].key.across_constants()
     assert "Across hidden constants the verdicts differ" in out[0].evidence
     assert entries.refuted_at_every_constant(out, "a") == []
     assert len(entries.refuted_at_every_constant(out, "b")) == 2
@@ -213,7 +216,10 @@ def test_derived_sign_probability_is_a_score_test_of_the_fraction():
 
 
 def test_exact_steps_of_lemma1():
-    verdicts = {r.config["part"]: r.verdict for r in lemma1._exact_lemma1(0.3)}
+    steps = lemma1._exact_lemma1(0.3)
+    verdicts = {r.key.part: r.verdict for r in steps}
+    # Each checks a step of the proof, not the statement: the headline reads them as such.
+    assert all(r.key.role == "proof step" and not r.key.is_statement for r in steps)
     assert verdicts["proof: abs(theta^T a) <= max_j theta_j abs(sum_j a_j)"] == "refuted"
     assert verdicts["proof: Hoeffding's failure term is o(1)"] == "refuted"
     fixed, scaled = (v for k, v in verdicts.items() if k.startswith("proof: the summed noise"))
@@ -280,10 +286,10 @@ def test_one_minus_o1_every_signal_note_names_the_pools_smallest_inner_product()
 
 def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
     results = [r for r in smoke_run.result("lemma7").results if r.id == "lemma7"]
-    by_part = {r.config["part"]: r for r in results}
+    by_part = {r.key.label: r for r in results}
     every = [r for r in results if r.config.get("reading") == lemma7.EVERY_ROUND]
     vanishing = [r for r in results if r.config.get("reading") == lemma7.ONE_MINUS_O1]
-    assert len(every) == 4 and all(r.config["part"].startswith("sign: ") for r in every)
+    assert len(every) == 4 and all(r.key.part.startswith("sign: ") for r in every)
     # One 1 - o(1) entry per sign statement whose truth does not hang on the pool, and one per sweep pool for
     # "every signal v_n", each naming its pool and the pool's smallest <v_n, v_n'>.
     pooled = [r for r in vanishing if "pool" not in r.config]
@@ -296,12 +302,14 @@ def test_lemma7_sign_readings_side_by_side_in_the_smoke_run(smoke_run):
     V = sweep.constructed_pool(1.0).V
     assert np.array_equal(V[1], -V[0]) and np.array_equal(V[[0, 2]], sweep.pool_for(0, 1.0).V[[0, 2]])
     assert built.config["smallest_signal_inner_product"] == pytest.approx(-float(V[0] @ V[0]))
-    assert built.verdict == "refuted" and built.observed == 0.0 and built.config["part"].endswith(", constructed pool")
+    assert built.verdict == "refuted" and built.observed == 0.0 and built.key.part.endswith(", constructed pool")
+    assert built.key.pool is None  # a named pool, not a drawn one: its part says so
     for r in per_pool:
         V = sweep.pool_for(r.config["pool"], sweep.SIGMA0[0]).V
         gram = V @ V.T
         assert r.config["smallest_signal_inner_product"] == pytest.approx(gram[~np.eye(3, dtype=bool)].min())
-        assert r.config["part"].endswith(f", pool {r.config['pool']}")
+        assert r.key.pool == r.config["pool"] and "pool" not in r.key.part
+        assert r.key.label == f"{r.key.part}, pool {r.config['pool']}"
     assert all(r.evidence_type == "proportion" for r in vanishing)
     # Every-round reading: wrong signs occur, so each entry is refuted by its counterexamples (p = 0).
     assert all(r.verdict == "refuted" and r.p_value == 0.0 and r.config["wrong"] > 0 for r in every)

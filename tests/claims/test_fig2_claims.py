@@ -31,7 +31,8 @@ def test_every_claim_has_one_entry_per_pool(smoke):
     for claim_id in FIG2_IDS:
         entries = [r for r in smoke.results if r.id == claim_id]
         assert [r.config["pool"] for r in entries] == pools
-        assert [r.config["part"] for r in entries] == [f"pool {k}" for k in pools]
+        assert [r.key.label for r in entries] == [f"pool {k}" for k in pools]
+        assert [(r.key.part, r.key.pool) for r in entries] == [("", k) for k in pools]
         assert all(r.config["pool_seed"] == POOL_SEED and r.config["seed"] == 0 for r in entries)
         assert all(r.evidence_type == "criterion" and r.p_value is not None for r in entries)
         for r in entries:

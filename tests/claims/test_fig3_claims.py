@@ -77,7 +77,7 @@ def test_without_the_dnn_extra_every_entry_is_not_checkable_and_says_how_to_inst
     assert fig3_runs.missing_libraries(ctx) == ["jax", "scikit-learn"]
     for claim_id in IDS:
         entries = MEASURES[claim_id](ctx)
-        assert [e.config["part"] for e in entries] == [f"tasks: {d}" for d in fig3_runs.DEFINITIONS]
+        assert [e.key.part for e in entries] == [f"tasks: {d}" for d in fig3_runs.DEFINITIONS]
         for e in entries:
             assert isinstance(e, ClaimResult) and e.id == claim_id
             assert e.verdict == "not_checkable" and e.evidence_type == "exact" and e.p_value is None

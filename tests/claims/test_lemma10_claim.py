@@ -13,7 +13,7 @@ from moecl_verify.theory import softmax_gap
 
 def test_lemma10_entries_and_slips():
     out = mod.measure_lemma10(context_for(PACK, "smoke", 0))
-    verdicts = {r.config["part"]: r.verdict for r in out}
+    verdicts = {r.key.part: r.verdict for r in out}
     assert verdicts == {
         "statement.O": "confirmed",
         "statement.Omega (uniform)": "refuted",
@@ -23,6 +23,13 @@ def test_lemma10_entries_and_slips():
         "proof.lower_bound": "refuted",
         "derived.tanh": "confirmed",
     }
+    # The proof's steps and the derivation are told from the statement by their keys, not by their labels.
+    roles = {r.key.part: (r.form, r.key.role) for r in out}
+    assert {p for p, (form, role) in roles.items() if role == "proof step"} == {
+        "proof.identity", "proof.taylor", "proof.lower_bound"}
+    assert roles["derived.tanh"][0] == "derived"
+    assert {r.key.part for r in out if r.key.is_statement} == {
+        "statement.O", "statement.Omega (uniform)", "statement.Omega (regime)"}
     assert {s.id for s in mod.slips_lemma10(out)} == {"lemma10.omega_part", "lemma10.identity",
                                                       "lemma10.lower_bound_orientation"}
 
@@ -42,9 +49,10 @@ def test_softmax_gap_identity_numerically():
 
 def test_omega_readings_are_separate_exact_entries():
     out = mod.measure_lemma10(context_for(PACK, "smoke", 0))
-    by = {r.config["part"]: r for r in out}
+    by = {r.key.part: r for r in out}
     uni, reg = by[mod.OMEGA_UNIFORM], by[mod.OMEGA_REGIME]
     assert uni.config["reading"] == "uniform" and reg.config["reading"] == "regime"
+    assert uni.key.reading == "uniform" and reg.key.reading == "regime"
     assert uni.evidence_type == reg.evidence_type == "exact"
     assert uni.p_value is None and reg.p_value is None and reg.false_fail_rate is None
     assert "M = 5: 1/5" in reg.evidence and "1/M" in reg.evidence

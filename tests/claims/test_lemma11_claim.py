@@ -9,7 +9,14 @@ import moecl_verify.packs.moe_cl.claims.router.lemma11 as mod
 from moecl_verify.checks import runner, stats
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
+from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.kinds.proportion import ProportionEvidence
+from moecl_verify.checks.model import ClaimResult
+
+
+def _key(item) -> EntryKey:
+    """The key of a decided entry, or the one its evidence declares (decided later, by the run)."""
+    return item.key if isinstance(item, ClaimResult) else EntryKey.of(item.claim_id, item.form, item.config)[0]
 
 
 def _brute_force_cover(N: int, M: int) -> F:
@@ -61,10 +68,14 @@ def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     ctx = context_for(PACK, "smoke", 0)
     ctx.sizes = dataclasses.replace(ctx.sizes, lemma11_replicates=30, lemma11_task_counts=(2, 3, 4))
     out = mod.measure_statement(ctx)
-    parts = {r.config["part"]: r for r in out}
+    parts = {_key(r).label: r for r in out}
+    assert len(parts) == len(out)  # one entry per key
     assert parts["uniform model"].verdict == "confirmed"
-    sim = [r for p, r in parts.items() if p.startswith("Algorithm 1")]
+    sim = [r for r in out if _key(r).part.startswith("Algorithm 1")]
     assert len(sim) == len(mod.CONSTANTS)
+    # One entry per hidden constant, the constant a field of its key and not in its part.
+    assert sorted(_key(r).constant for r in sim) == sorted(float(c) for c in mod.CONSTANTS)
+    assert all(_key(r).part == "Algorithm 1 M = 6" for r in sim)
     bound = float(1 - 3 * mod.mpmath.exp(-2))
     assert all(r.expected == bound for r in sim)
     # Evidence, one row per sigma0: P(all sets non-empty) >= the proof's bound at every sigma0; its p-value is the
@@ -78,8 +89,10 @@ def test_simulated_entries_on_a_tiny_sweep(monkeypatch):
     step1 = mod.measure_step1(ctx)
     assert len(step1) == len(mod.CONSTANTS) and len(step1[0].tests) == 2 * 2 * 3  # sigma0 x pool x task
     assert step1[0].tests[3].horizon == "sigma0=0.4, pool 1, n=0"
+    assert all(_key(m).role == "proof step" and _key(m).part == "M = 6" for m in step1)
     step2 = mod.measure_step2(ctx)
     assert step2[0].verdict == "confirmed" and len(step2) == 1 + len(mod.CONSTANTS)
+    assert all(_key(r).role == "proof step" for r in step2)
     # Algorithm 1's sets: P(|M_n| = 0) <= (1 - 1/N)^M, one row per sigma0 and task, one-sided binomial tails.
     q = float(mod.q_empty(3, 6))
     for r in step2[1:]:

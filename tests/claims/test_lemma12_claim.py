@@ -8,11 +8,18 @@ import moecl_verify.packs.moe_cl.claims.router.lemma12 as mod
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
+from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.kinds.proportion import ProportionEvidence
+from moecl_verify.checks.model import ClaimResult
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.numeric.moe import MoEConfig, draw_moe
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
+
+
+def _key(item) -> EntryKey:
+    """The key of a decided entry, or the one its evidence declares (decided later, by the run)."""
+    return item.key if isinstance(item, ClaimResult) else EntryKey.of(item.claim_id, item.form, item.config)[0]
 
 
 def test_lemma12_exact_counterexample_by_hand():
@@ -48,21 +55,27 @@ def test_lemma12_entries_on_tiny_runs(monkeypatch):
     out = mod.measure_lemma12(ctx)
     # The simulated M > N entry is evidence on the count of correctly routed rounds that moved the expert:
     # "never" (at most 0), so a single such round refutes it at any threshold.
-    sim = next(e for e in out if e.config["part"] == "statement.M>N simulated")
+    sim = next(e for e in out if _key(e).part == "statement.M>N simulated")
     assert isinstance(sim, ProportionEvidence) and (sim.claim, sim.bound) == ("at_most", 0.0)
     (row,) = sim.rows
     assert row.trials == sim.config["rounds_correct"] and row.successes == sim.config["rounds_moved"] > 0
     assert sim.p_value == 0.0
-    scaling = [e for e in out if str(e.config["part"]).startswith(("statement.M<N", "proof.M<N"))]
+    scaling = [e for e in out if _key(e).part.startswith(("statement.M<N", "proof.M<N"))]
     assert all(isinstance(e, ScalingEvidence) and (e.law, e.exponent) == ("O", 1.5) for e in scaling)
     decided = decide_claims([out], 1e-3)[0]
-    verdicts = {r.config["part"]: r.verdict for r in decided}
+    verdicts = {r.key.label: r.verdict for r in decided}
+    assert len(verdicts) == len(decided)  # one entry per label
     assert verdicts["derived.gradient"] == "confirmed"
     assert verdicts["derived.vanishing"] == "confirmed"
     assert verdicts["statement.M>N exact"] == "refuted"
     assert verdicts["statement.M>N simulated"] == "refuted"
+    lt = [r for r in decided if r.key.part.startswith(("statement.M<N", "proof.M<N"))]
+    assert {(r.key.part, r.key.constant) for r in lt} == {
+        (label, float(c)) for label in ("statement.M<N", "proof.M<N premise") for c in mod.CONSTANTS}
     assert {p for p in verdicts if p.startswith(("statement.M<N", "proof.M<N"))} == {
-        f"{label} c = {c:g}" for label in ("statement.M<N", "proof.M<N premise") for c in mod.CONSTANTS}
+        f"{label}, c = {c:g}" for label in ("statement.M<N", "proof.M<N premise") for c in mod.CONSTANTS}
+    # The premise is a step of the proof; the M < N gradient bound is the statement.
+    assert all(r.key.role == ("proof step" if r.key.part.startswith("proof.") else "statement") for r in lt)
     assert "lemma12.loc_gradient_nonzero" in {s.id for s in mod.slips_lemma12(decided)}
 
 

@@ -11,8 +11,9 @@ def test_lemma16_verdicts_by_router_and_features():
     assert by[("learned", "definition1")].verdict == "refuted"
     # the derivation does not apply exactly with a feature-dependent router: never confirmed
     assert by[("learned", "gaussian")].verdict in ("inconclusive", "refuted")
-    keys = [(r.form, r.config["features"], r.config.get("part")) for r in run.results]
+    keys = [(r.form, r.config["features"], r.key.label) for r in run.results]
     assert len(keys) == len(set(keys))  # entries are distinguishable (notebook, JUnit)
+    assert all(r.key.part == f"{r.config['router']} router" for r in run.results if "router" in r.config)
 
 
 def test_smallest_definition1_counterexample_lands_on_the_ground_truth():

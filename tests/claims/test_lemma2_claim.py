@@ -12,16 +12,23 @@ from moecl_verify.checks import runner
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.checks.decide import decide_claims
+from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
+from moecl_verify.checks.model import ClaimResult
 
 SMOKE = PACK.budgets["smoke"]
+
+
+def _key(item) -> EntryKey:
+    """The key of a decided entry, or the one its evidence declares (decided later, by the run)."""
+    return item.key if isinstance(item, ClaimResult) else EntryKey.of(item.claim_id, item.form, item.config)[0]
 
 
 def test_lemma2_entries_and_slips(monkeypatch):
     small = dataclasses.replace(SMOKE, lemma2_grid=(F(-1, 2), F(0)))
     monkeypatch.setitem(PACK.budgets, "smoke", small)  # a smaller exact grid keeps the test fast
     run = runner.run(["lemma2"], budget="smoke", seed=0)
-    verdicts = {r.config["part"]: r.verdict for r in run.results}
+    verdicts = {r.key.part: r.verdict for r in run.results}
     assert verdicts == {
         "statement": "refuted",
         "derived.lipschitz": "confirmed",
@@ -31,6 +38,9 @@ def test_lemma2_entries_and_slips(monkeypatch):
         "proof.step4": "refuted",
         "proof.conclusion": "refuted",
     }
+    # The proof's steps are told from the statement by their role, not by their labels.
+    assert {r.key.part for r in run.results if r.key.role == "proof step"} == {
+        "proof.step1", "proof.step2", "proof.step3", "proof.step4", "proof.conclusion"}
     assert {s.id for s in run.slips} == {"lemma2.statement", "lemma2.union_bound_factor",
                                          "lemma2.proof_statement_mismatch"}
     assert all(r.false_fail_rate is None for r in run.results)
@@ -74,16 +84,19 @@ def test_cor1_entries_on_a_tiny_sweep(monkeypatch):
     ctx.sizes = dataclasses.replace(ctx.sizes, cor1_replicates=6)
     out = cor1.measure_cor1(ctx)
     # The measured entries are evidence (a fitted exponent against O(sigma0^2.75)), decided by the run.
-    evidence = [e for e in out if str(e.config["part"]).startswith("measured")]
+    evidence = [e for e in out if _key(e).part.startswith("measured")]
     assert len(evidence) == len(cor1.CONSTANTS)
+    assert sorted(_key(e).constant for e in evidence) == sorted(float(c) for c in cor1.CONSTANTS)
     assert all(isinstance(e, ScalingEvidence) and (e.law, e.exponent) == ("O", 2.75) for e in evidence)
     assert all(e.fit.x == (0.4, 0.1, 0.025) and e.fit.stderr > 0 for e in evidence)
     decided = decide_claims([out], 1e-3)[0]
-    parts = {r.config["part"]: r for r in decided}
+    parts = {r.key.label: r for r in decided}
+    assert len(parts) == len(decided)  # one entry per label
     assert parts["from printed Lemma 2"].verdict == "confirmed"
     assert parts["from corrected Lemma 2"].verdict == "refuted"
     measured = [r for p, r in parts.items() if p.startswith("measured")]
     assert len(measured) == len(cor1.CONSTANTS)
+    assert {r.key.label for r in measured} == {f"measured, c = {float(c):g}" for c in cor1.CONSTANTS}
     assert all(r.evidence_type == "scaling" and r.expected == 2.75 for r in measured)
     assert all("violating the corrected Lemma 2 (||dp|| <= 2||dh||/lambda): 0 of" in r.evidence for r in measured)
     assert cor1.slips_cor1(decided)[0].id == "cor1.lambda_factor"

@@ -6,6 +6,7 @@ from moecl_verify.checks import runner, stats
 from moecl_verify.packs.moe_cl.claims.exploration import lemma6
 from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_cl import PACK
+from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 
 
@@ -28,8 +29,10 @@ def test_lemma6_entries_per_hidden_constant():
 def test_lemma6_measure_returns_scaling_evidence():
     out = lemma6.measure(context_for(PACK, "smoke", 0))
     assert all(isinstance(e, ScalingEvidence) for e in out)
-    assert [(e.config["part"], e.law, e.exponent, e.tolerance) for e in out] == [
-        ("c = 1", "O", 0.5, 0.1), ("c = 0.5", "O", 0.5, 0.1)]
+    # No part of its own: each entry is named by its hidden constant alone.
+    keys = [EntryKey.of(e.claim_id, e.form, e.config)[0] for e in out]
+    assert [(k.part, k.constant, k.label) for k in keys] == [("", 1.0, "c = 1"), ("", 0.5, "c = 0.5")]
+    assert [(e.law, e.exponent, e.tolerance) for e in out] == [("O", 0.5, 0.1), ("O", 0.5, 0.1)]
 
 
 def test_scaling_figure_is_drawn_reproducibly(tmp_path):

@@ -32,11 +32,14 @@ def test_a_slip_per_gap_refuted_at_every_constant():
     def entry(part, c, verdict):
         return ClaimResult(id="prop2.t1", source="-", kind="scaling", form="stated", verdict=verdict, expected=1.75,
                            observed=1.2, stderr=0.01, p_value=None, false_fail_rate=0.01, min_detectable=0.15,
-                           config={"part": f"{part}, c = {c:g}", "hidden_constant": c, "exponent_interval": [1.1, 1.3],
+                           config={"part": part, "hidden_constant": c, "exponent_interval": [1.1, 1.3],
                                    "local_exponents": [1.5, 1.0], "sigma0_range": [0.00625, 0.4]}, evidence="e")
 
-    found = slips([entry("within a set at t1", 1.0, "refuted"), entry("within a set at t1", 0.5, "refuted"),
-                   entry("between sets at t1", 1.0, "refuted"), entry("between sets at t1", 0.5, "inconclusive")])
+    made = [entry("within a set at t1", 1.0, "refuted"), entry("within a set at t1", 0.5, "refuted"),
+            entry("between sets at t1", 1.0, "refuted"), entry("between sets at t1", 0.5, "inconclusive")]
+    assert [(r.key.part, r.key.constant) for r in made][:2] == [("within a set at t1", 1.0), ("within a set at t1", 0.5)]
+    assert made[0].key.label == "within a set at t1, c = 1"
+    found = slips(made)
     assert [s.id for s in found] == ["prop2.within_set_gap_exponent"]
     assert "0.00625" in found[0].holds
 
@@ -56,13 +59,14 @@ def test_update_rule_bound_entries_and_slip():
     by = {e.config["aux_factor"]: e for e in entries}
     one_over_t, printed = by["1/t"], by["t"]
     assert one_over_t.id == printed.id == "prop2.t1"
-    assert one_over_t.config["part"] == BOUND_PART.format(factor="1/t")
+    assert one_over_t.key.part == BOUND_PART.format(factor="1/t") and one_over_t.key.reading == "aux_factor=1/t"
     assert (one_over_t.form, one_over_t.evidence_type, one_over_t.verdict) == ("derived", "exact", "refuted")
     assert one_over_t.p_value is None and one_over_t.false_fail_rate is None
     # O(sigma0 log(1/sigma0)): exponent 1 with one log factor, bound / sigma0^0.75 -> 0
     assert (one_over_t.config["leading_exponent"], one_over_t.config["log_power"]) == ("1", "1")
     assert one_over_t.config["ratio_limit"] == one_over_t.config["ratio_limit_growing_xbar"] == "0"
     assert "hidden_constant" not in one_over_t.config  # not grouped with the measured entries' constants
+    assert one_over_t.key.constant is None
     # Lemma 4's printed factor t: O(sigma0^-0.5), decides nothing
     assert (printed.verdict, printed.config["leading_exponent"], printed.config["ratio_limit"]) == ("inconclusive", "-1/2", "oo")
 

@@ -49,7 +49,7 @@ def _rows(probabilities, n):
 def _vanishing(rows, part="a", c=1.0):
     """The evidence a 'with probability 1 - o(1)' entry builds (as router_phase.probability_entry does)."""
     return ProportionEvidence(
-        claim_id="x", source="s", kind="probability", config={"features": "-", "part": f"{part}, c = {c:g}",
+        claim_id="x", source="s", kind="probability", config={"features": "-", "part": part,
                                                                "hidden_constant": c},
         formula="f", what="event", rows=tuple(rows), claim="vanishing",
         failure_slope=rp.failure_slope(rows, generator_for(0, "test-rule")))
@@ -103,14 +103,17 @@ def test_aux_weight_step_is_exact_and_holds_for_the_constants_run():
 
 
 def test_run_reconciles_a_refutation_another_constant_contradicts():
-    """The parts the router-phase entries carry (", c = ...") let the run reconcile them across constants."""
+    """The keys the router-phase entries carry (part and hidden constant) let the run reconcile them across
+    constants."""
     ctx = context_for(PACK, "smoke", 0)
     flat, certain = _rows((0.5,) * 5, 400), _rows((1,) * 5, 200)
     entries = [rpe.probability_entry(ctx, "x", "s", part, c, rows, "f", "event")
                for part, c, rows in (("a", 1.0, flat), ("a", 0.5, certain), ("b", 1.0, flat), ("b", 0.5, flat))]
     assert all(isinstance(e, ProportionEvidence) and e.claim == "vanishing" for e in entries)
-    assert [e.config["part"] for e in entries] == ["a, c = 1", "a, c = 0.5", "b, c = 1", "b, c = 0.5"]
+    assert [(e.config["part"], e.config["hidden_constant"]) for e in entries] == [
+        ("a", 1.0), ("a", 0.5), ("b", 1.0), ("b", 0.5)]
     out = decide_claims([entries], RATE)[0]
+    assert [r.key.label for r in out] == ["a, c = 1", "a, c = 0.5", "b, c = 1", "b, c = 0.5"]
     assert [r.verdict for r in out] == ["inconclusive", "confirmed", "refuted", "refuted"]
 
 
@@ -119,7 +122,7 @@ def test_probability_entry_needs_three_testable_sigma0():
     rows = [ProportionRow(0.4, 5, 10), ProportionRow(0.2, 0, 0), ProportionRow(0.1, 3, 10)]
     entry = rpe.probability_entry(ctx, "x", "s", "a", 1.0, rows, "f", "event")
     assert entry.evidence_type == "exact" and entry.verdict == "inconclusive" and entry.p_value is None
-    assert entry.config["part"] == "a, c = 1"
+    assert (entry.key.part, entry.key.constant, entry.key.label) == ("a", 1.0, "a, c = 1")
 
 
 def test_lemma13_gap_step_is_a_sign_criterion_when_a_mean_is_not_positive(monkeypatch):
@@ -132,14 +135,16 @@ def test_lemma13_gap_step_is_a_sign_criterion_when_a_mean_is_not_positive(monkey
     positive = [rng.normal(m, 0.01, 200) for m in (0.3, 0.2, 0.1)]
     negative = [rng.normal(m, 0.01, 200) for m in (0.3, 0.2, -0.05)]
     args = ("lemma13", "s", "proof step (35)", 1.0, "Omega", 0.5)
-    fit = lemma13._scaling_or_sign(ctx, *args, positive, "f", "gap")
+    fit = lemma13._scaling_or_sign(ctx, *args, positive, "f", "gap", role="proof step")
     assert fit.kind == "scaling" and fit.law == "Omega"
-    sign = lemma13._scaling_or_sign(ctx, *args, negative, "f", "gap")
+    sign = lemma13._scaling_or_sign(ctx, *args, negative, "f", "gap", role="proof step")
     assert sign.rule == "positive" and [h.horizon for h in sign.tests] == ["sigma0=0.4", "sigma0=0.2", "sigma0=0.1"]
     assert sign.tests[-1].test.observed == pytest.approx(-0.05, abs=0.005)
     decided = decide_entry(sign, RATE)
     assert decided.verdict == "refuted" and decided.evidence_type == "criterion"
-    assert decided.config["part"] == "proof step (35), c = 1"
+    assert (decided.key.part, decided.key.constant, decided.key.role) == ("proof step (35)", 1.0, "proof step")
+    assert decided.key.label == "proof step (35), c = 1"
+    assert decide_entry(fit, RATE).key.role == "proof step"  # the scaling path keeps the role too
     noisy = [rng.normal(m, 1.0, 200) for m in (0.3, 0.2, -0.01)]
     assert decide_entry(lemma13._scaling_or_sign(ctx, *args, noisy, "f", "gap"), RATE).verdict == "inconclusive"
 
@@ -171,7 +176,7 @@ def test_claims_end_to_end_on_a_small_sweep(monkeypatch):
         assert [e.observed for e in entries] == [e.observed for e in second[name]]
         assert [e.p_value for e in entries] == [e.p_value for e in second[name]]
         for e in entries:
-            assert e.config["part"]
+            assert e.key.part
     # Every prop1 model-unchanged entry: the experts move after T1 at every sigma0 (Lemma 3 is false).
-    moved = [e for e in first["measure_prop1"] if e.config["part"].startswith("(b)")]
+    moved = [e for e in first["measure_prop1"] if e.key.part.startswith("(b)")]
     assert all(row["probability"] == 0 for e in moved for row in e.config["probabilities"])

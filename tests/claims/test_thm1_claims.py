@@ -26,14 +26,19 @@ def test_theorem1_verdicts_at_smoke():
     run = runner.run(["thm1.forgetting_early", "thm1.forgetting_late"], budget="smoke", seed=0)
     assert all(r.verdict == "refuted" for r in run.results)
     assert {"thm1.eq19.bound_fails", "thm1.late_forgetting_identity"} <= {s.id for s in run.slips}
-    parts = [(r.id, r.config.get("part")) for r in run.results]
-    assert len(parts) == len(set((r.id, r.form, r.config["features"], r.config.get("part")) for r in run.results))
+    labels = [(r.id, r.key.label) for r in run.results]
+    assert len(labels) == len(set((r.id, r.form, r.config["features"], r.key.label) for r in run.results))
+    parts = {(r.id, r.key.part) for r in run.results}
+    fields = {(r.id, r.key.part, r.key.pool) for r in run.results}
     pools = list(pool_indices(PACK.budgets["smoke"]))
     for claim in ("thm1.forgetting_early", "thm1.forgetting_late"):
         assert (claim, "conditional on the routing") in parts
-        assert {(claim, f"pool {k}") for k in pools} <= set(parts)
-        assert {(claim, f"Figure 2 configuration, M = {M}, pool {k}") for M in (10, 20) for k in pools} <= set(parts)
-    conditional = [r for r in run.results if r.config.get("part") == "conditional on the routing"]
+        # The pool is a field of the key; the label names it after the part.
+        assert {(claim, "", k) for k in pools} <= fields
+        assert {(claim, f"pool {k}") for k in pools} <= set(labels)
+        assert {(claim, f"Figure 2 configuration, M = {M}", k) for M in (10, 20) for k in pools} <= fields
+        assert {(claim, f"Figure 2 configuration, M = {M}, pool {k}") for M in (10, 20) for k in pools} <= set(labels)
+    conditional = [r for r in run.results if r.key.part == "conditional on the routing"]
     assert all(r.p_value is None and "Exact counterexample" in r.evidence for r in conditional)
     # Monte Carlo entries are decided by the run's Holm family: each names its pool and the threshold it faced.
     sampled = [r for r in run.results if r.p_value is not None]
@@ -49,20 +54,20 @@ def test_pools_do_not_depend_on_the_replicate_seed():
     first, second = (runner.run(["thm1.generalization"], budget="smoke", seed=s) for s in (0, 2))
     for run in (first, second):
         for res in run.results:
-            if res.p_value is not None and res.config["part"].startswith("pool"):
+            if res.p_value is not None and res.key.part == "" and res.key.pool is not None:
                 pool = thm1_runs.task_pool(res.config["pool"])
                 assert (res.config["S"], res.config["D"]) == (pool.S, pool.D)
     pools = [thm1_runs.task_pool(k) for k in pool_indices(PACK.budgets["smoke"])]
     assert not np.allclose(pools[0].W, pools[1].W)
     # The replicates do depend on the seed; on both seeds and both pools, eq. (20) fails under gaussian features.
     margins = {(run.meta["seed"], r.config["pool"]): (r.observed, r.stderr) for run in (first, second)
-               for r in run.results if r.config.get("part", "").startswith("pool") and r.config["features"] == "gaussian"}
+               for r in run.results if r.key.label.startswith("pool") and r.config["features"] == "gaussian"}
     assert len(margins) == 4 and len(set(margins.values())) == 4
     assert all(obs + 3 * se < 0 for obs, se in margins.values())
     # The task-averaged reading is its own exact entry beside the full-sequence one, with the three readings
     # listed as interpretations.
     for run in (first, second):
-        parts = {r.config["part"]: r for r in run.results if r.p_value is None}
+        parts = {r.key.part: r for r in run.results if r.p_value is None}
         assert parts["conditional on the routing"].verdict == "refuted"
         averaged = parts["averaged over tasks given the routing"]
         assert averaged.verdict == "inconclusive" and averaged.config["reading"] == "tasks averaged given the routing"

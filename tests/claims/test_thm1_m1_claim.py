@@ -10,7 +10,7 @@ from moecl_verify.theory.symbols import D, S, r, t
 
 def test_specialization_entries():
     run = runner.run(["thm1.m1_specialization"], budget="smoke", seed=0)
-    verdicts = {res.config["part"]: res.verdict for res in run.results}
+    verdicts = {res.key.part: res.verdict for res in run.results}
     assert verdicts == {
         "eq19 -> eq17 as printed": "refuted",
         "eq19 -> eq17 with Appendix H's coefficient": "confirmed",

@@ -29,17 +29,20 @@ def test_eq22_rhs_by_hand():
 
 def test_verdicts_at_smoke():
     run = runner.run(["thm2.*", "c4"], budget="smoke", seed=0)
-    by = {(r.id, r.config["features"], r.config.get("part")): r for r in run.results}
+    by = {(r.id, r.config["features"], r.key.label): r for r in run.results}
     assert len(by) == len(run.results)  # entries stay distinguishable
     assert by[("thm2.forgetting", "-", "eq. (21) as printed")].verdict == "not_checkable"
     pools = list(pool_indices(PACK.budgets["smoke"]))
-    conditional = by[("thm2.generalization", "gaussian", "conditional on the routing")]
-    assert conditional.p_value is None and conditional.config["pool"] == 0
+    (conditional,) = [r for r in run.results if (r.id, r.config["features"], r.key.part)
+                      == ("thm2.generalization", "gaussian", "conditional on the routing")]
+    assert conditional.p_value is None and conditional.config["pool"] == 0 and conditional.key.pool == 0
     for k in pools:
         for features in ("gaussian", "definition1"):
             res = by[("thm2.generalization", features, f"pool {k}")]
             assert res.config["pool"] == k and res.config["pool_seed"] == POOL_SEED
-        assert ("thm2.generalization", "definition1", f"Figure 2 configuration, M = 5, pool {k}") in by
+            assert (res.key.part, res.key.pool) == ("", k)
+        fig2 = by[("thm2.generalization", "definition1", f"Figure 2 configuration, M = 5, pool {k}")]
+        assert (fig2.key.part, fig2.key.pool) == ("Figure 2 configuration, M = 5", k)
         # C4 on pool k: one expert's final errors exceed the MoE's by many standard errors in all four cases.
         c4 = by[("c4", "definition1", f"pool {k}")]
         assert [h["case"] for h in c4.horizons] == [f"pool {k}, {s}, {x}" for s in ("Thm 1", "Thm 2") for x in "FG"]
@@ -49,7 +52,8 @@ def test_verdicts_at_smoke():
 
 def test_c5_margins_per_pool():
     run = runner.run(["c5"], budget="smoke", seed=0)
-    assert [r.config["part"] for r in run.results] == [f"pool {k}" for k in pool_indices(PACK.budgets["smoke"])]
+    assert [r.key.label for r in run.results] == [f"pool {k}" for k in pool_indices(PACK.budgets["smoke"])]
+    assert [(r.key.part, r.key.pool) for r in run.results] == [("", k) for k in pool_indices(PACK.budgets["smoke"])]
     for res in run.results:
         delay, no_gain = res.horizons
         assert delay["case"].endswith("delay (freeze round)") and no_gain["case"].endswith("no gain (G_T)")

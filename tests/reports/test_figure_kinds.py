@@ -39,7 +39,7 @@ def difference():
             for p, s in (("oracle router", 0.1), ("learned router", -0.2))]
 
 
-def bound_margins(cid="thm", configs=("", "Figure 2 configuration, M = 10, ", "Figure 2 configuration, M = 20, ")):
+def bound_margins(cid="thm", configs=("", "Figure 2 configuration, M = 10", "Figure 2 configuration, M = 20")):
     """Theorem-1-like criterion entries: margins per pool and horizon, in three configurations x two pools."""
     out = []
     for conf in configs:
@@ -47,7 +47,7 @@ def bound_margins(cid="thm", configs=("", "Figure 2 configuration, M = 10, ", "F
             rows = [{"case": f"pool {pool}, t={t}", "expected": 0.0, "observed": -0.1 * t, "stderr": 0.05}
                     for t in (2, 5, 10, 20)]
             out.append(entry(cid, "criterion", horizons=rows, config={"features": "definition1",
-                                                                      "part": f"{conf}pool {pool}"},
+                                                                      "part": conf, "pool": pool},
                              formula="E[F_t] < E[RHS]: Delta = E[RHS - F_t] > 0"))
     return out
 
@@ -55,13 +55,13 @@ def bound_margins(cid="thm", configs=("", "Figure 2 configuration, M = 10, ", "F
 def bound_terms():
     rows = [{"t": t, "expected": 0.0, "observed": 0.5, "stderr": 0.05, "rhs": 2.0 + t, "measured": 1.5 + t,
              "measured_stderr": 0.1} for t in (2, 5, 10)]
-    return [entry("rhs", "criterion", horizons=rows, config={"features": "gaussian", "part": f"pool {p}"})
+    return [entry("rhs", "criterion", horizons=rows, config={"features": "gaussian", "pool": p})
             for p in (0, 1)]
 
 
 def criterion_cases():
     """c5-like: one case counted in rounds and one in errors, per pool."""
-    return [entry("crit", "criterion", kind="qualitative", config={"features": "definition1", "part": f"pool {p}"},
+    return [entry("crit", "criterion", kind="qualitative", config={"features": "definition1", "pool": p},
                   horizons=[{"case": f"pool {p}, delay (freeze round)", "expected": 0.0, "observed": 18.0,
                              "stderr": 0.2},
                             {"case": f"pool {p}, no gain (G_T)", "expected": 0.0, "observed": 0.3, "stderr": 0.02}])
@@ -71,7 +71,8 @@ def criterion_cases():
 def sigma_cases(cid="est", tasks=3):
     rows = [{"case": f"sigma0={s}, n={n}", "expected": 1 / 3, "observed": 0.3 + 0.01 * n, "stderr": 0.01}
             for s in (0.4, 0.2, 0.1) for n in range(tasks)]
-    return [entry(cid, "mean", kind="probability", expected=1 / 3, horizons=rows, config={"part": f"M = 6 c = {c}"})
+    return [entry(cid, "mean", kind="probability", expected=1 / 3, horizons=rows,
+                  config={"part": "M = 6", "hidden_constant": c})
             for c in (1, 0.5)]
 
 
@@ -80,10 +81,12 @@ def probabilities():
         return [{"sigma0": s, "successes": k, "trials": 100, "probability": k / 100, "low": k / 100 - 0.05,
                  "high": k / 100 + 0.05} for s in (0.4, 0.2, 0.1) for k in range(40, 40 + per_sigma)]
     sweep = [entry("prob", "proportion", kind="probability", observed=0.4, expected=0.6,
-                   config={"part": f"Algorithm 1 M = 6 c = {c}", "probabilities": rows(1), "null": "P(event) >= 0.6"})
+                   config={"part": "Algorithm 1 M = 6", "hidden_constant": c, "probabilities": rows(1),
+                           "null": "P(event) >= 0.6"})
              for c in (1, 0.5)]
     per_task = [entry("prob", "proportion", kind="probability", observed=0.4, expected=0.1,
-                      config={"part": "empty sets c = 1", "probabilities": rows(3), "null": "P(event) <= 0.1"})]
+                      config={"part": "empty sets", "hidden_constant": 1, "probabilities": rows(3),
+                              "null": "P(event) <= 0.1"})]
     pooled = [entry("pooled", "proportion", kind="bound", observed=0.98, expected=0.0,
                     config={"part": "statement simulated", "null": "P(event) <= 0",
                             "probabilities": [{"successes": 98, "trials": 100, "probability": 0.98, "low": 0.95,
@@ -101,7 +104,7 @@ def scaling(cid="scal", parts=("gap", "rounds"), with_se=True, constants=(1, 0.5
             means = [{"sigma0": s, "mean": c * s**1.5, **({"stderr": 0.1 * c * s**1.5} if with_se else {})}
                      for s in SIGMA0]
             out.append(entry(cid, "scaling", kind="scaling", observed=1.5, expected=1.0, stderr=0.02,
-                             config={"part": f"{part}, c = {c}", "means": means, "fitted_constant": c,
+                             config={"part": part, "hidden_constant": c, "means": means, "fitted_constant": c,
                                      "exponent_interval": [1.4, 1.6]}))
     return out
 
@@ -127,7 +130,7 @@ GAMMAS = {"sigma0^0.75": 0.5, "sigma0": 0.4, "sigma0^1.25": 0.3, "sigma0^1.5": 0
 
 
 def fig_entries():
-    config = {"lam": 0.3, "Gammas": GAMMAS, "part": "pool 0"}
+    config = {"lam": 0.3, "Gammas": GAMMAS, "pool": 0}
     cases = [{"case": "sigma0^0.75 vs sigma0^1.25", "expected": 0.0, "observed": -0.001, "stderr": 0.002}]
     return [entry("fig4.balance", "criterion", kind="qualitative", horizons=cases, config=config)]
 

@@ -17,10 +17,13 @@ from moecl_verify.reports import consequence, headline, markdown
 pytestmark = pytest.mark.app
 
 
-def entry(claim_id, verdict, form="stated", part=None, reading=None, evidence_type="criterion", p=0.5, observed=0.1):
+def entry(claim_id, verdict, form="stated", part=None, reading=None, evidence_type="criterion", p=0.5, observed=0.1,
+          role=None):
     config = {"features": "gaussian"}
     if part:
         config["part"] = part
+    if role:
+        config["role"] = role
     if reading:
         config["reading"] = reading
     exact = evidence_type == "exact"
@@ -55,13 +58,18 @@ def test_nothing_measured_is_said_so():
 
 def test_proof_steps_corrections_and_derivations_do_not_decide_the_statement():
     entries = [entry("lemma4", "confirmed"),
-               entry("lemma4", "refuted", part="proof.step 2", evidence_type="exact"),
-               entry("lemma4", "refuted", part="proof step (G, 1)"),
+               entry("lemma4", "refuted", part="proof.step 2", evidence_type="exact", role="proof step"),
+               entry("lemma4", "refuted", part="proof step (G, 1)", role="proof step"),
                entry("lemma4", "refuted", form="corrected"),
                entry("lemma4", "refuted", form="derived")]
+    assert [headline.is_statement(e) for e in entries] == [True, False, False, False, False]
     assert headline.summarize(entries) == headline.STANDS
-    # a claim whose ids are proof steps (lemma11.step3) is a proof step too
-    assert headline.summarize([entry("lemma11", "confirmed"), entry("lemma11.step3", "refuted")]) == headline.STANDS
+    # the entries of a claim whose ids are proof steps (lemma11.step3) are proof steps too
+    assert headline.summarize([entry("lemma11", "confirmed"),
+                               entry("lemma11.step3", "refuted", role="proof step")]) == headline.STANDS
+    # the role decides, not the label: a proof step with a plain label still does not decide the statement
+    assert headline.summarize([entry("lemma4", "confirmed"),
+                               entry("lemma4", "refuted", part="gap", role="proof step")]) == headline.STANDS
 
 
 def test_a_refutation_under_one_reading_only_depends_on_the_reading():

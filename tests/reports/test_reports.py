@@ -38,8 +38,11 @@ def test_results_json_has_contract_fields(smoke):
         for key in CONTRACT:
             assert key in entry, key
         assert entry["form"] in ("stated", "corrected", "derived")
+        # Schema 3: the entry's key names it (beside its id and form); its configuration no longer holds the label.
+        assert (entry["key"]["claim"], entry["key"]["form"]) == (entry["id"], entry["form"])
+        assert "part" not in entry["config"] and "role" not in entry["config"]
     for slip in doc["slips"]:
-        assert list(slip) == ["id", "location", "class", "stated", "holds", "evidence"]
+        assert list(slip) == ["id", "location", "class", "stated", "holds", "evidence", "entries"]
     assert doc["interpretations"]
     assert sum(doc["summary"].values()) == len(doc["results"])
 
@@ -116,6 +119,21 @@ def test_a_schema_1_file_without_evidence_types_is_read(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(doc))
     run = results_json.load(tmp_path)  # the folder holding it, as diff and list accept
     assert run.results[0].evidence_type == "" and run.results[0].verdict == "refuted" and run.artifacts == {}
+
+
+def test_a_schema_2_file_gets_its_keys_by_the_documented_mapping(tmp_path):
+    """A schema-2 entry stored its label in config.part, with the constant and the pool written into it; the
+    reader gives it the key of checks/entry_key.py::legacy_key and drops the label from its configuration."""
+    doc = _tiny_document()
+    doc["schema_version"] = 2
+    (entry,) = doc["results"]
+    del entry["key"]
+    entry["config"].update(part="between sets at t1, c = 0.5", hidden_constant=0.5)
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    (res,) = results_json.load(tmp_path / "results.json").results
+    assert (res.key.claim, res.key.form, res.key.part, res.key.constant) == ("lemma2", "stated", "between sets at t1", 0.5)
+    assert res.key.role == "statement" and res.key.pool is None and "part" not in res.config
+    assert res.key.label == "between sets at t1, c = 0.5"
 
 
 @pytest.mark.parametrize("text, problem", [

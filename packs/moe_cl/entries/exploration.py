@@ -17,13 +17,13 @@ from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config, fit_sweep
 from moecl_verify.checks.model import ClaimResult
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.scaling import constant_group
 from moecl_verify.numeric.seeding import generator_for
 
 
 def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str, k: float, samples: list[np.ndarray],
                   c: float, quantity: str, formula: str, *, quantile: float | None = None, tolerance: float = 0.1,
-                  extra: dict | None = None, form: str = "stated", note: str = "") -> ScalingEvidence:
+                  extra: dict | None = None, form: str = "stated", note: str = "",
+                  role: str = "statement") -> ScalingEvidence:
     """One scaling entry's evidence (one hidden constant): fitted exponent with its bootstrap standard error,
     decided against law(sigma0^k) by :mod:`moecl_verify.checks.decide`."""
     rng = generator_for(ctx.seed, "exploration", "bootstrap", claim_id, part, str(c))
@@ -32,7 +32,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
     label = f"{part}, c = {c:g}"
     return ScalingEvidence(
         claim_id=claim_id, source=source, form=form, fit=fit, law=law, exponent=k, tolerance=tolerance,
-        config={"features": BASE["features"], "part": label, **{k_: v for k_, v in BASE.items() if k_ != "features"},
+        config={"features": BASE["features"], "part": part, "role": role, **{k_: v for k_, v in BASE.items() if k_ != "features"},
                 "hidden_constant": c, "sigma0": list(SIGMA0), "sigma_t": SIGMA_T, "statistic": stat,
                 "replicates": ctx.sizes.exploration_replicates, "seed": ctx.seed,
                 **design_config(ctx.sizes, ctx.sizes.exploration_replicates),
@@ -46,7 +46,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, law: str,
 
 def refuted_at_every_constant(results: list[ClaimResult], part: str) -> list[ClaimResult]:
     """The entries of one quantity if every hidden constant refutes it, else []."""
-    hits = [r for r in results if constant_group(r.config.get("part", "")) == part]
+    hits = [r for r in results if r.key.part == part and r.key.constant is not None]
     return hits if hits and all(r.verdict == "refuted" for r in hits) else []
 
 

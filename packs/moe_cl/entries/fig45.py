@@ -13,7 +13,7 @@ from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 def measurement(ctx, claim_id, source, criterion, tests, N, pool: int = 0) -> Measurement:
     config = dict(BASE)
     config.update(
-        part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, N=N, Gammas=GAMMAS,
+        pool=pool, pool_seed=POOL_SEED, N=N, Gammas=GAMMAS,
         replicates=ctx.sizes.fig45_replicates, seed=ctx.seed, freeze=freeze_table(ctx, N, pool),
     )
     return Measurement(

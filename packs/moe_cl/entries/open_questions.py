@@ -18,7 +18,7 @@ def measurement(ctx: Context, claim_id: str, regime: Regime, pool: int, part: st
     kept = [t for t in tests if t is not None]
     if not kept:
         raise RuntimeError(f"{claim_id} ({part}, {regime.name}, pool {pool}): no case has two replicates")
-    config = {"part": f"{part}, {regime.name} regime, pool {pool}", "pool": pool, "pool_seed": POOL_SEED,
+    config = {"part": f"{part}, {regime.name} regime", "pool": pool, "pool_seed": POOL_SEED,
               "replicates": ctx.sizes.open_replicates, "seed": ctx.seed, **regime.as_config(), **extra}
     if len(kept) < len(tests):
         config["cases_without_data"] = len(tests) - len(kept)

@@ -16,7 +16,7 @@ import numpy as np
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
@@ -26,11 +26,12 @@ from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, desi
 
 
 def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, rows: list[ProportionRow],
-                      formula: str, what: str, extra: dict | None = None, note: str = "") -> ProportionEvidence | ClaimResult:
+                      formula: str, what: str, extra: dict | None = None, note: str = "", role: str = "statement"
+                      ) -> ProportionEvidence | ClaimResult:
     """One 'with probability 1 - o(1)' entry at hidden constant c (:class:`ProportionEvidence`, ``vanishing``).
     Values of sigma0 without a single testable replicate are left out; with fewer than three left, the entry is
     an exact ``inconclusive`` (nothing to test)."""
-    config = {"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
+    config = {"features": BASE["features"], "part": part, "role": role, **BASE, "hidden_constant": c,
               "seed": ctx.seed, **(extra or {})}
     rows = sorted((r for r in rows if r.trials > 0), key=lambda r: -r.x)
     if not rows:
@@ -50,7 +51,7 @@ def probability_entry(ctx: Context, claim_id: str, source: str, part: str, c: fl
 
 def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float, law: str, k: float,
                   samples: list[np.ndarray], formula: str, what: str, tolerance: float = 0.15,
-                  extra: dict | None = None, note: str = "") -> ScalingEvidence:
+                  extra: dict | None = None, note: str = "", role: str = "statement") -> ScalingEvidence:
     """One scaling entry's evidence (fitted exponent of the per-replicate ``samples`` against the experiment's
     SWEEP) at hidden constant c."""
     # NaN (no value at that sigma0) is left out of that sigma0's mean; pairs across sigma0 are kept.
@@ -59,7 +60,7 @@ def scaling_entry(ctx: Context, claim_id: str, source: str, part: str, c: float,
     used = [int(np.isfinite(np.asarray(x, dtype=float)).sum()) for x in samples]
     return ScalingEvidence(
         claim_id=claim_id, source=source, fit=fit, law=law, exponent=k, tolerance=tolerance,
-        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
+        config={"features": BASE["features"], "part": part, "role": role, **BASE, "hidden_constant": c,
                 "seed": ctx.seed, **design_config(ctx.sizes, len(samples[0])),
                 "means": [{"sigma0": s0, "mean": m, "used_replicates": n}
                           for s0, m, n in zip(router_phase.SWEEP, fit.means, used)], **(extra or {})},
@@ -99,9 +100,9 @@ def refuted_part_slips(results: list[ClaimResult], table: dict) -> list[Slip]:
     ``table`` maps (claim id, part prefix) to (slip id, location, slip class, stated)."""
     out = []
     for (claim_id, prefix), (slip_id, location, klass, stated) in table.items():
-        hits = [r for r in results if r.id == claim_id and r.config["part"].startswith(prefix)]
+        hits = [r for r in results if r.id == claim_id and r.key.part.startswith(prefix)]
         if hits and all(r.verdict == "refuted" for r in hits):
-            out.append(Slip(id=slip_id, location=location, slip_class=klass, stated=stated,
+            out.append(Slip(id=slip_id, entries=keys_of(hits), location=location, slip_class=klass, stated=stated,
                             holds="measured in the paper's setting, refuted at every hidden constant tried: "
                             + "; ".join(measured(r) for r in hits),
                             evidence=" | ".join(r.evidence for r in hits)))

@@ -13,7 +13,7 @@ def measurement(ctx, claim_id, criterion, tests, k: int) -> Measurement:
     """One insight's criterion on pool k (of each setting it uses)."""
     return Measurement(claim_id=claim_id, source="Section 5 insights (Theorems 1-2 vs Proposition 4)",
                        kind="qualitative", form="stated",
-                       config={"features": "definition1", "part": f"pool {k}", "pool": k, "pool_seed": POOL_SEED,
+                       config={"features": "definition1", "pool": k, "pool_seed": POOL_SEED,
                                "settings": ["Theorem 1: N=3, M=10", "Theorem 2: N=6, K=2, M=4"],
                                "T": 200, "seed": ctx.seed},
                        tests=tuple(tests), scale=1.0, formula=criterion, rule="positive", horizon_name="case")

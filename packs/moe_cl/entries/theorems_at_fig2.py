@@ -43,7 +43,7 @@ def _settings(ctx: Context, M: int):
 
 
 def _config(ctx, pool, cfg, M, horizons, k: int) -> dict:
-    return {"features": FIG2["features"], "part": f"Figure 2 configuration, M = {M}, pool {k}", "pool": k,
+    return {"features": FIG2["features"], "part": f"Figure 2 configuration, M = {M}", "pool": k,
             "pool_seed": POOL_SEED,
             **{key: v for key, v in FIG2.items() if key != "features"}, "M": M, "T1": cfg.exploration_rounds,
             "t": list(horizons), "r": R_RATIO, "S": pool.S, "D": pool.D,

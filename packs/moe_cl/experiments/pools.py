@@ -19,7 +19,7 @@ def pool_indices(sizes: Sizes) -> range:
 
 def pool_config(k: int) -> dict:
     """What identifies pool k in an entry's config."""
-    return {"part": f"pool {k}", "pool": k, "pool_seed": POOL_SEED}
+    return {"pool": k, "pool_seed": POOL_SEED}
 
 
 POOL_NOTE = (

@@ -15,7 +15,7 @@ def test_given_options_are_recorded_and_the_notebook_reruns_with_them(tmp_path):
     code = notebook._claim_code(run, "lemma4", [r for r in run.results if r.id == "lemma4"])
     assert "    options={'mnist_dir': '/data/mnist'}," in code and "    pack='moe-cl'," in code
     rerun = api.check("lemma4", budget="smoke", options={"mnist_dir": "/data/mnist"})
-    assert rerun.verdicts() == {api.entry_key(r.form, r.config): r.verdict for r in run.results}
+    assert rerun.verdicts() == {api.entry_key(r): r.verdict for r in run.results}
 
 
 def test_without_options_nothing_is_recorded():

@@ -50,7 +50,7 @@ from moecl_verify.packs.moe_cl.entries.exploration import fits, refuted_at_every
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CALIBRATION, CONSTANTS, READINGS, SIGMA0, SIGNAL_INTERPRETATIONS, sigma_t_for, simulate,
 )
-from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 
 L1_SOURCE = "Section 4, Lemma 1 (M > N); Appendix C, full version and proof"
@@ -75,7 +75,7 @@ def probability_entry(ctx: Context, reading: str, c: float, picks: list[np.ndarr
     smallest = min(rows, key=lambda r: r.x)
     trend = ", ".join(f"{r.x:g}: {r.successes}/{r.trials} = {r.probability:.3f} "
                       f"[{r.interval()[0]:.3f}, {r.interval()[1]:.3f}]" for r in rows)
-    part = f"{_prob_part(reading)}, c = {c:g}"
+    part = _prob_part(reading)
     return ProportionEvidence(
         parameter="sigma0",
         claim_id="lemma1", source=L1_SOURCE, kind="probability", form="stated",
@@ -84,7 +84,7 @@ def probability_entry(ctx: Context, reading: str, c: float, picks: list[np.ndarr
                 "C": C, "calibration_sigma0": SIGMA0[0], "calibration_level": CALIBRATION,
                 "trend": [r.as_dict("sigma0") for r in rows], "replicates": ctx.sizes.exploration_replicates,
                 "seed": ctx.seed},
-        what=f"{part}: C = {C:.3g} (the {CALIBRATION:.0%} quantile of gap / sigma0^1.5 at sigma0 = {SIGMA0[0]}); "
+        what=f"{part}, c = {c:g}: C = {C:.3g} (the {CALIBRATION:.0%} quantile of gap / sigma0^1.5 at sigma0 = {SIGMA0[0]}); "
         f"one (round, expert) per replicate; at the smallest sigma0",
         note=f"By sigma0 (99% Wilson; {CALIBRATION} at sigma0 = {SIGMA0[0]} by the choice of C): {trend}. "
         f"The claim needs the probability to climb from {CALIBRATION} towards 1 as sigma0 shrinks; a probability "
@@ -118,14 +118,14 @@ def _exact_lemma1(printed_failure_rate: float) -> list[ClaimResult]:
         f"max_j |theta_j| |sum_j a_j| = {rhs:g}. What holds is Hoelder's |theta^T a| <= ||theta||_inf ||a||_1. In the "
         f"simulations (sigma_t = 0.1) the printed step fails at {printed_failure_rate:.1%} of (round, expert) pairs.",
         r"|\textstyle\sum_{i\ge2}\theta^\top X_{t,i}| \le \max_j \theta_j \,|\sum_{i\ge2}\sum_j X_{t,(i,j)}|",
-        simulated_failure_rate=printed_failure_rate))
+        simulated_failure_rate=printed_failure_rate, role="proof step"))
     out.append(exact_result(
         "lemma1", L1_SOURCE, "bound", L1_TAIL,
         "refuted" if tail_limit != 0 else "confirmed",
         f"sympy: the printed failure term 2 exp(-sigma0^2 s^2 d^2 / ||X||_inf) with ||X||_inf = O(sigma_t) fixed tends "
         f"to {sp.sstr(tail_limit)} as sigma0 -> 0, not to 0 (the bound becomes vacuous). The Gaussian tail of the "
         f"sum, 2 exp(-(s d sigma0)^2 / (2 (s-1) d sigma_t^2)), is o(1) only if sigma0 / sigma_t -> infinity.",
-        r"2\exp\!\big(-\sigma_0^2 s^2 d^2 / \|X_{t,i}\|_\infty\big) = o(1)"))
+        r"2\exp\!\big(-\sigma_0^2 s^2 d^2 / \|X_{t,i}\|_\infty\big) = o(1)", role="proof step"))
     for reading in READINGS:
         probs = {s0_: noise_sum_probability(s0_, sigma_t_for(reading, s0_)) for s0_ in SIGMA0}
         # S ~ N(0, (s-1) d sigma_t^2): S / sigma0 has one distribution for every sigma0 iff sigma_t / sigma0 is
@@ -146,7 +146,7 @@ def _exact_lemma1(printed_failure_rate: float) -> list[ClaimResult]:
             "Exact: the (s-1) d noise entries sum to N(0, (s-1) d sigma_t^2), so P(|sum| < s d sigma0) = "
             f"erf(s d sigma0 / (sigma_t sqrt(2 (s-1) d))) = {listed}; {detail}.",
             r"\Pr\big(|\sum_{i\ge2}\sum_j X_{t,(i,j)}| < s d \sigma_0\big) = 1 - o(1)",
-            sigma_t=READINGS[reading], probabilities={str(k): v for k, v in probs.items()}))
+            sigma_t=READINGS[reading], probabilities={str(k): v for k, v in probs.items()}, role="proof step"))
     return out
 
 
@@ -168,10 +168,11 @@ def measure_lemma1(ctx: Context) -> list[ScalingEvidence | ProportionEvidence | 
 def slips_lemma1(results: list[ClaimResult]) -> list[Slip]:
     out = []
     fixed = refuted_at_every_constant(results, _gap_part("fixed"))
-    scaled = [r for r in results if r.config.get("part", "").startswith(_gap_part("scaled"))]
+    scaled = [r for r in results if r.key.part.startswith(_gap_part("scaled"))]
     if fixed and scaled and all(r.verdict != "refuted" for r in scaled):
         out.append(Slip(
             id="lemma1.noise_level_assumption",
+            entries=keys_of(fixed, scaled),
             location="Section 4, Lemma 1; Appendix C (proof: |sum of noise entries| = O(sigma0))",
             slip_class="unstated assumption",
             stated="|h_m(X, theta) - h_m(X~, theta)| = O(sigma0^1.5) w.p. 1 - o(1) under Definition 1",
@@ -180,20 +181,22 @@ def slips_lemma1(results: list[ClaimResult]) -> list[Slip]:
             f"and theta ~ sigma0 here); with sigma_t = sigma0 / 4: {fits(scaled)}",
             evidence=" | ".join(r.evidence for r in fixed + scaled),
         ))
-    holder = next((r for r in results if r.config.get("part") == L1_HOLDER), None)
+    holder = next((r for r in results if r.key.part == L1_HOLDER), None)
     if holder is not None and holder.verdict == "refuted":
         out.append(Slip(
             id="lemma1.max_times_sum",
+            entries=keys_of(holder),
             location="Appendix C, proof of Lemma 1 (first display)",
             slip_class="false intermediate step",
             stated="|sum_{i>=2} theta^T X_{t,i}| <= max_{t,j} theta_{t,j} |sum_{i>=2} sum_j X_{t,(i,j)}|",
             holds="|theta^T a| <= ||theta||_inf ||a||_1 (Hoelder), with the absolute values inside the sum",
             evidence=holder.evidence,
         ))
-    tail = next((r for r in results if r.config.get("part") == L1_TAIL), None)
+    tail = next((r for r in results if r.key.part == L1_TAIL), None)
     if tail is not None and tail.verdict == "refuted":
         out.append(Slip(
             id="lemma1.hoeffding_tail",
+            entries=keys_of(tail),
             location="Appendix C, proof of Lemma 1 (Hoeffding step)",
             slip_class="false intermediate step",
             stated="exp(-sigma0^2 s^2 d^2 / ||X_{t,i}||_inf) = o(1) since ||X_{t,i}||_inf = O(sigma_t)",

@@ -31,7 +31,6 @@ entry each); the entries are built by :mod:`packs.moe_cl.entries.exploration`.
 
 from __future__ import annotations
 
-import dataclasses
 
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
@@ -39,7 +38,7 @@ from moecl_verify.packs.moe_cl.entries.exploration import (
     fits, refuted_at_every_constant, scaling_entry,
 )
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import CONSTANTS, INTERPRETATIONS, SIGMA0, simulate
-from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.theory import gate as gate_theory
 
@@ -68,16 +67,16 @@ def measure_lemma5(ctx: Context) -> list[ScalingEvidence | ClaimResult]:
             scaling_entry(ctx, "lemma5", L5_SOURCE, L5_AUX_LOWER, "Omega", 1.0, [d["l5_p1_aux_min"] for d in data], c,
                           "phase1_min_aux_grad",
                           r"\min_{t \le T_1, m}\|\nabla L^t_{aux}\|_\infty \ge \alpha M T_1^{-1} f |\partial\pi| "
-                          r"= \Omega(\sigma_0)"),
+                          r"= \Omega(\sigma_0)", role="proof step"),
             scaling_entry(ctx, "lemma5", L5_SOURCE, L5_AUX_ORDER, "O", 0.0, [d["l5_aux_ratio_max"] for d in data], c,
                           "max_t_aux_grad_times_t_over_alphaM",
                           r"\max_t \|\nabla L^t_{aux}\|_\infty \, t / (\alpha M) = O(1)",
                           extra={"max_ratio_to_xbar_bound": bound},
                           note=f"Exactly, ||grad L_aux||_inf <= (alpha M / t) ||sum_i X_t,i||_inf / 4 (f <= 1, "
                           f"pi_mt (1{{k = m_t}} - pi_k) <= 1/4); largest ratio to that bound over every round: "
-                          f"{4 * bound:.3f} <= 1."),
+                          f"{4 * bound:.3f} <= 1.", role="proof step"),
             scaling_entry(ctx, "lemma5", L5_SOURCE, L5_LOC_ORDER, "O", 1.0, [d["l5_loc_max"] for d in data], c,
-                          "max_loc_grad", r"\max_{t, m} \|\nabla L^t_{loc}\|_\infty = O(\sigma_0)"),
+                          "max_loc_grad", r"\max_{t, m} \|\nabla L^t_{loc}\|_\infty = O(\sigma_0)", role="proof step"),
         ]
     deviation = max(float(simulate(ctx, s0, c)["l5_colinear_dev"].max()) for s0 in SIGMA0 for c in CONSTANTS)
     closed_ok = gate_theory.derived_matches_closed_form(2, 1, 0)  # cached, shared with lemma4
@@ -88,8 +87,8 @@ def measure_lemma5(ctx: Context) -> list[ScalingEvidence | ClaimResult]:
         "cannot give Omega and a lower bound cannot give O. Neither inference is valid as printed; the repair is the "
         "next entry.",
         r"\|\nabla L_{task}\| \le |O(\sigma_0) + \ldots| \Rightarrow \Omega(\sigma_0);\ "
-        r"\|\nabla L_{task}\| \ge |O(\sigma_0) + \ldots| \Rightarrow O(\sigma_0)"))
-    entries.append(dataclasses.replace(exact_result(
+        r"\|\nabla L_{task}\| \ge |O(\sigma_0) + \ldots| \Rightarrow O(\sigma_0)", role="proof step"))
+    entries.append(exact_result(
         "lemma5", "derived from eq. (6)-(9) (theory.gate)", "symbolic identity", "derived: the two parts are colinear",
         "confirmed" if closed_ok and deviation < 1e-8 else "refuted",
         f"sympy: the gradient of L_loc + L_aux equals pi_{{m_t}} (Delta + alpha M f / t) (1{{k = m_t}} - pi_k) xbar "
@@ -98,7 +97,7 @@ def measure_lemma5(ctx: Context) -> list[ScalingEvidence | ClaimResult]:
         f"bound alone (and phase 2's O by the triangle inequality). Numeric check against the engine's updates, "
         f"||theta_{{t+1}} - theta_t||_inf / eta vs the sum of the parts' norms, over every round of the sweep: largest "
         f"relative deviation {deviation:.1e}.",
-        r"\|\nabla L_{task}\|_\infty = \|\nabla L_{loc}\|_\infty + \|\nabla L_{aux}\|_\infty"), form="derived"))
+        r"\|\nabla L_{task}\|_\infty = \|\nabla L_{loc}\|_\infty + \|\nabla L_{aux}\|_\infty", form="derived"))
     return entries
 
 
@@ -106,9 +105,10 @@ def slips_lemma5(results: list[ClaimResult]) -> list[Slip]:
     out = []
     phase1 = refuted_at_every_constant(results, L5_PHASE1)
     if phase1:
-        aux = [r for r in results if r.config.get("part", "").startswith(L5_AUX_LOWER)]
+        aux = [r for r in results if r.key.part.startswith(L5_AUX_LOWER)]
         out.append(Slip(
             id="lemma5.phase1_lower_bound",
+            entries=keys_of(phase1),
             location="Appendix D, Lemma 5 (t in {1, ..., T1}) and its proof",
             slip_class="false statement",
             stated="||grad_{theta_t^(m)} L_task^t||_inf = Omega(sigma0) for every exploration round t <= T1 and "
@@ -121,10 +121,11 @@ def slips_lemma5(results: list[ClaimResult]) -> list[Slip]:
             "exploration rounds keeps falling relative to sigma0",
             evidence=" | ".join(r.evidence for r in phase1),
         ))
-    step = next((r for r in results if r.config.get("part") == L5_DIRECTION), None)
+    step = next((r for r in results if r.key.part == L5_DIRECTION), None)
     if step is not None and step.verdict == "refuted":
         out.append(Slip(
             id="lemma5.conclusion_direction",
+            entries=keys_of(step),
             location="Appendix D, proof of Lemma 5 (last two displays)",
             slip_class="inequality direction",
             stated="||grad L_task|| <= |O(sigma0) + alpha M / T1 f d pi| = Omega(sigma0) (t <= T1); "

@@ -77,7 +77,7 @@ def measure(ctx: Context) -> list[ScalingEvidence]:
                 law="O",
                 exponent=EXPONENT,
                 tolerance=TOLERANCE,
-                config={"features": BASE["features"], "part": f"c = {c:g}", **BASE, "sigma0": list(SIGMA0),
+                config={"features": BASE["features"], **BASE, "sigma0": list(SIGMA0),
                         "hidden_constant": c, "replicates": ctx.sizes.lemma6_replicates, "seed": ctx.seed,
                         **design_config(ctx.sizes, ctx.sizes.lemma6_replicates),
                         "means": [

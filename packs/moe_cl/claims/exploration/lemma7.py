@@ -63,7 +63,7 @@ from moecl_verify.packs.moe_cl.experiments.sweep_design import split_pools
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import sweep_pools
 from moecl_verify.packs.moe_cl.experiments.router_phase import failure_slope
-from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.model import ClaimResult, Slip, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.stats import MeanTest
 from moecl_verify.checks.registry import Claim, register
@@ -224,11 +224,12 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
     round's fresh task and features only), so rounds are binomial trials. ``V`` (the pool's signals) only feeds
     the note of the every-signal statement, whose entries are per pool (``pool``: the counts are that pool's)."""
     key, label, formula = SIGN_PARTS[name]
-    part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})" + (
-        "" if pool is None else ", constructed pool" if pool == CONSTRUCTED else f", pool {pool}")
+    part = f"{VANISHING_PREFIX}{label} ({READINGS['scaled']})" + (", constructed pool" if pool == CONSTRUCTED else "")
+    # The stream is named by the label the entry had when pools were written into it (the draws stay the same).
+    pooled_label = part if pool is None or pool == CONSTRUCTED else f"{part}, pool {pool}"
     rows = sorted((ProportionRow(c["sigma0"], c["rounds"] - c["wrong"], c["rounds"]) for c in counts),
                   key=lambda r: -r.x)
-    slope = failure_slope(rows, generator_for(ctx.seed, "lemma7", "probability", part))
+    slope = failure_slope(rows, generator_for(ctx.seed, "lemma7", "probability", pooled_label))
     per_replicate = [{"sigma0": c["sigma0"], "replicates": c["replicates"],
                       "all_rounds_right": c["replicates"] - c["replicates_wrong"]} for c in counts]
     wrong, rounds = sum(c["wrong"] for c in counts), sum(c["rounds"] for c in counts)
@@ -262,7 +263,7 @@ def vanishing_sign_entry(ctx: Context, name: str, counts: list[dict], V: np.ndar
                 **({} if pool is None else {"pool": pool, "pool_seed": POOL_SEED,
                                             "smallest_signal_inner_product": _smallest_inner_product(V)}),
                 **({"pool_construction": CONSTRUCTED_NOTE} if pool == CONSTRUCTED else {})},
-        what=f"{part} [reading: the sign holds with probability 1 - o(1)]: rounds with the right sign among the "
+        what=f"{pooled_label} [reading: the sign holds with probability 1 - o(1)]: rounds with the right sign among the "
         "exploration rounds (both hidden constants) by sigma0",
         note=note, formula=r"\Pr\big(" + formula + r"\big) \to 1",
     )
@@ -305,15 +306,16 @@ def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
     if not signs:
         return []
     derived = next((r for r in results if r.form == "derived"), None)
-    fractions = "; ".join(f"{r.config['part'][6:]}: {r.config['wrong'] / r.config['rounds']:.4f}" for r in signs)
+    fractions = "; ".join(f"{r.key.label[6:]}: {r.config['wrong'] / r.config['rounds']:.4f}" for r in signs)
     other = [r for r in results if r.config.get("reading") == ONE_MINUS_O1]
     other_refuted = [r for r in other if r.verdict == "refuted" and "pool" in r.config]
     other_reading = "; ".join(
-        f"{r.config['part'][len(VANISHING_PREFIX):]}: {r.verdict} (wrong-sign fraction {1 - r.observed:.2g} at the "
+        f"{r.key.label[len(VANISHING_PREFIX):]}: {r.verdict} (wrong-sign fraction {1 - r.observed:.2g} at the "
         f"smallest sigma0, exponent {r.config['failure_exponent']['estimate']:.2f} ± "
         f"{r.config['failure_exponent']['stderr']:.2f})" for r in other)
     return [Slip(
         id="lemma7.update_sign",
+        entries=keys_of(signs),
         location="Appendix E, Lemma 7 and proof E.1 ('grad L_aux > 0 for m_t, < 0 for m != m_t')",
         slip_class="false statement",
         stated="in every exploration round, <theta_{t+1}^(m_t) - theta_t^(m_t), v_n> < 0 and, for m != m_t, > 0, "

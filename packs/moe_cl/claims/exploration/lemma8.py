@@ -37,7 +37,7 @@ from moecl_verify.packs.moe_cl.entries.exploration import (
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CONSTANTS, INTERPRETATIONS, QUANTILE, SIGMA0, simulate,
 )
-from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 
 L8_SOURCE = "Appendix E, Lemma 8 and proof E.2"
@@ -81,13 +81,13 @@ def measure_lemma8(ctx: Context) -> list[ScalingEvidence | ClaimResult]:
         f"sympy: delta = 2 M exp(-2 eps^2 T1) with T1 = M / eta gives eps = {sp.sstr(eps_sol)}, and eps / "
         f"(eta^0.5 / M) = {sp.sstr(ratio)}, which grows without bound in M: the bound is eta^0.5 M^-0.5 "
         "sqrt(ln(2M/delta)/2), not O(eta^0.5 M^-1). The eta exponent (0.5, i.e. sigma0^0.25) agrees.",
-        r"\epsilon = O(\eta^{0.5} M^{-1})"))
+        r"\epsilon = O(\eta^{0.5} M^{-1})", role="proof step"))
     entries.append(exact_result(
         "lemma8", L8_SOURCE, "symbolic identity", "proof: the definition of delta", "refuted",
         "E.2 sets delta = 1 - 2M exp(-2 eps^2 T1) and concludes 'with probability at least 1 - delta', i.e. at least "
         "2M exp(-2 eps^2 T1), which is the Hoeffding failure bound and tends to 0 as eps^2 T1 grows; the argument "
         "needs delta = 2M exp(-2 eps^2 T1).",
-        r"\delta = 1 - 2M\exp(-2\epsilon^2 T_1)"))
+        r"\delta = 1 - 2M\exp(-2\epsilon^2 T_1)", role="proof step"))
     return entries
 
 
@@ -95,12 +95,13 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
     out = []
     main = refuted_at_every_constant(results, L8_MAIN)
     if main:
-        printed = [r for r in results if r.config.get("part", "").startswith(L8_PRINTED)]
+        printed = [r for r in results if r.key.part.startswith(L8_PRINTED)]
         printed_text = ", ".join(f"{r.verdict} at c = {r.config['hidden_constant']:g} (exponent {r.observed:.2f})"
                                  for r in printed)
         ratios = ", ".join(f"{x:.1f}" for x in main[0].config.get("count_variance_over_iid_multinomial", []))
         out.append(Slip(
             id="lemma8.routing_not_balanced",
+            entries=keys_of(main),
             location="Appendix E, Lemma 8 and proof E.2 (Hoeffding over the routing indicators)",
             slip_class="false statement",
             stated="w.p. >= 1 - delta, |f_{T1}^(m) - 1/M| = O(eta^0.5 / M) for every expert at the end of exploration",
@@ -112,20 +113,22 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
             f"statement's verdicts are: {printed_text or 'not run'}",
             evidence=" | ".join(r.evidence for r in main),
         ))
-    eps = next((r for r in results if r.config.get("part") == "proof: eps from Hoeffding (dependence on M)"), None)
+    eps = next((r for r in results if r.key.part == "proof: eps from Hoeffding (dependence on M)"), None)
     if eps is not None and eps.verdict == "refuted":
         out.append(Slip(
             id="lemma8.epsilon_M_exponent",
+            entries=keys_of(eps),
             location="Appendix E, Lemma 8 and proof E.2 (eq. 32)",
             slip_class="wrong constant or exponent",
             stated="eps = O(eta^0.5 M^-1)",
             holds="eps = sqrt(eta ln(2M/delta) / (2M)) = O(eta^0.5 M^-0.5 sqrt(ln(M/delta)))",
             evidence=eps.evidence,
         ))
-    delta = next((r for r in results if r.config.get("part") == "proof: the definition of delta"), None)
+    delta = next((r for r in results if r.key.part == "proof: the definition of delta"), None)
     if delta is not None and delta.verdict == "refuted":
         out.append(Slip(
             id="lemma8.delta_definition",
+            entries=keys_of(delta),
             location="Appendix E, proof E.2",
             slip_class="notation",
             stated="delta = 1 - 2M exp(-2 eps^2 T1), then 'with probability at least 1 - delta'",

@@ -31,7 +31,7 @@ from moecl_verify.packs.moe_cl.entries.exploration import (
     fits, refuted_at_every_constant, scaling_entry,
 )
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import CONSTANTS, INTERPRETATIONS, QUANTILE, SIGMA0, simulate
-from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.model import ClaimResult, Slip, keys_of
 from moecl_verify.checks.registry import Claim, register
 
 L9_SOURCE = "Appendix E, Lemma 9 and proof E.3"
@@ -51,7 +51,7 @@ def measure_lemma9(ctx: Context) -> list[ScalingEvidence]:
             ctx, "lemma9", L9_SOURCE, L9_STEP, "O", -0.25, [d["l9_count_spread"] for d in data], c,
             "max_count_difference_at_T1",
             r"T_1 |f^{(m)}_{T_1} - f^{(m')}_{T_1}| = O(\eta^{-0.5}) = O(\sigma_0^{-0.25})",
-            quantile=QUANTILE, extra={"T1": [d["T1"] for d in data]}))
+            quantile=QUANTILE, extra={"T1": [d["T1"] for d in data]}, role="proof step"))
     return entries
 
 
@@ -59,9 +59,10 @@ def slips_lemma9(results: list[ClaimResult]) -> list[Slip]:
     step = refuted_at_every_constant(results, L9_STEP)
     if not step:
         return []
-    main = [r for r in results if r.config.get("part", "").startswith(L9_MAIN)]
+    main = [r for r in results if r.key.part.startswith(L9_MAIN)]
     return [Slip(
         id="lemma9.count_spread_step",
+        entries=keys_of(step),
         location="Appendix E, proof E.3 (last step, via eq. 32 of Lemma 8)",
         slip_class="false intermediate step",
         stated="T1 |f_{T1}^(m) - f_{T1}^(m')| = O(eta^-0.5) = O(sigma0^-0.25)",

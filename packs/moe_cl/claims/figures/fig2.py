@@ -41,7 +41,7 @@ from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
-from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.model import ClaimResult, Slip, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.stats import MeanTest
@@ -78,7 +78,7 @@ def _paired_margin(label, a: np.ndarray, b: np.ndarray) -> HorizonTest:
 
 def _common_config(ctx: Context, pool: int, **extra) -> dict:
     cfg = {k: v for k, v in FIG2.items()}
-    cfg.update(part=f"pool {pool}", pool=pool, pool_seed=POOL_SEED, replicates=ctx.sizes.fig2_replicates,
+    cfg.update(pool=pool, pool_seed=POOL_SEED, replicates=ctx.sizes.fig2_replicates,
                seed=ctx.seed, experts=list(EXPERTS), **extra)
     return cfg
 
@@ -254,6 +254,7 @@ def converges_slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="fig2.convergence_not_reproduced",
+            entries=keys_of(refuted),
             location="Section 6, Figure 2(a), (c); Appendix A.2",
             slip_class="unstated assumption" if reproduced else "false statement",
             stated="with termination, forgetting and generalization error of all MoE models converge to almost zero",

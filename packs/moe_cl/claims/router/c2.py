@@ -49,7 +49,7 @@ def measure(ctx: Context) -> list[Measurement]:
             test = oq.paired_margin("purity: with - without termination", with_term, without)
             if test is None:
                 raise RuntimeError(f"c2 ({regime.name}, pool {k}): fewer than two replicates")
-            config = {"part": f"specialization destroyed, {regime.name} regime, pool {k}", "pool": k,
+            config = {"part": f"specialization destroyed, {regime.name} regime", "pool": k,
                       "pool_seed": POOL_SEED, "replicates": ctx.sizes.open_replicates, "seed": ctx.seed,
                       **regime.as_config(),
                       "purity_with_termination": oq.mean_se(with_term), "purity_without_termination": oq.mean_se(without),

@@ -21,7 +21,6 @@ constant and its correction 2/lambda are checked in
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from fractions import Fraction
 
@@ -34,7 +33,7 @@ from moecl_verify.packs.moe_cl.experiments.smooth_router import MS
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric.draws import draw_single_expert
@@ -75,8 +74,7 @@ INTERPRETATIONS = (
 
 
 def _cor_entry(part: str, verdict: str, evidence: str, formula: str, form: str = "stated", **config) -> ClaimResult:
-    res = exact_result("cor1", COR_SOURCE, "scaling", part, verdict, evidence, formula, **config)
-    return dataclasses.replace(res, form=form) if form != "stated" else res
+    return exact_result("cor1", COR_SOURCE, "scaling", part, verdict, evidence, formula, form=form, **config)
 
 
 def worst_case_under_lemma1(k: int, c: Fraction, M: int, K: Fraction = Fraction(1)) -> tuple[Fraction, Fraction]:
@@ -207,7 +205,7 @@ def measure_cor1(ctx: Context) -> list:
                 f"against lambda {[f'{v:.3g}' for v in lams]}; pairs violating the corrected Lemma 2 (||dp|| <= "
                 f"2||dh||/lambda): {bad} of {R * COR_PAIRS * len(SIGMA0)}. The claim O(lambda M^2 sigma0^1.5) is "
                 "O(sigma0^2.75) under lambda = c sigma0^1.25.")
-        config = {"features": COR_BASE["features"], "part": f"measured c = {c:g}", **COR_BASE,
+        config = {"features": COR_BASE["features"], "part": "measured", **COR_BASE,
                   "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "pairs_per_replicate": COR_PAIRS,
                   **design_config(ctx.sizes, R),
                   "seed": ctx.seed, "round": "T1",
@@ -231,12 +229,13 @@ def measure_cor1(ctx: Context) -> list:
 
 
 def slips_cor1(results: list[ClaimResult]) -> list[Slip]:
-    der = next((r for r in results if r.config.get("part") == "from corrected Lemma 2"), None)
+    der = next((r for r in results if r.key.part == "from corrected Lemma 2"), None)
     if der is None or der.verdict != "refuted":
         return []
-    measured = [r for r in results if str(r.config.get("part", "")).startswith("measured")]
+    measured = [r for r in results if r.key.part == "measured"]
     return [Slip(
         id="cor1.lambda_factor",
+        entries=keys_of(der, measured),
         location="Appendix C, Corollary 1",
         slip_class="false intermediate step",
         stated="||p - p_hat||_inf = O(lambda M^2 sigma0^1.5) for datasets of one ground truth (Lemma 2 with Lemma 1)",

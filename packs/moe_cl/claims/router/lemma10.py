@@ -30,14 +30,13 @@ evidence text; no verdict rests on it).  Every entry is exact (``exact_result``)
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.gate import softmax
 from moecl_verify.numeric.seeding import generator_for
@@ -191,8 +190,7 @@ def _regime_spot(seed: int, n: int = 400) -> list[tuple[float, float, float, flo
 
 
 def _l10(part: str, verdict: str, evidence: str, formula: str, form: str = "stated", **config) -> ClaimResult:
-    res = exact_result("lemma10", L10_SOURCE, "bound", part, verdict, evidence, formula, **config)
-    return dataclasses.replace(res, form=form) if form != "stated" else res
+    return exact_result("lemma10", L10_SOURCE, "bound", part, verdict, evidence, formula, form=form, **config)
 
 
 def measure_lemma10(ctx: Context) -> list[ClaimResult]:
@@ -248,10 +246,10 @@ def measure_lemma10(ctx: Context) -> list[ClaimResult]:
              f"the printed pi_m' |exp(h_m - h_m' - pi_m') - 1| differs from pi_m - pi_m': at M = 2, h = (1, 0) the "
              f"difference is {sp.N(printed, 6)}; sympy confirms pi_m - pi_m' = pi_m' (e^{{h_m - h_m'}} - 1) without the "
              "'- pi_m'' in the exponent",
-             r"|\pi_m-\pi_{m'}| = \pi_{m'}|\exp(h_m-h_{m'}-\pi_{m'})-1|"),
+             r"|\pi_m-\pi_{m'}| = \pi_{m'}|\exp(h_m-h_{m'}-\pi_{m'})-1|", role="proof step"),
         _l10("proof.taylor", "confirmed" if sp.simplify(series - delta_) == 0 else "refuted",
              f"sympy: e^delta - 1 = {series} + O(delta^2), so pi_m' (e^delta - 1) ~ pi_m' delta <= delta to first order",
-             r"|\pi_m-\pi_{m'}| \approx \pi_{m'}|h_m-h_{m'}|"),
+             r"|\pi_m-\pi_{m'}| \approx \pi_{m'}|h_m-h_{m'}|", role="proof step"),
         _l10("proof.lower_bound", "refuted" if up_ok and down_ok else "inconclusive",
              f"|pi_m - pi_m'| = pi_m' (e^delta - 1) > pi_m' delta when h_m > h_m' (all Taylor coefficients of "
              f"e^d - 1 - d positive: {up_ok}), but = pi_m' (1 - e^-delta) < pi_m' delta when h_m < h_m' "
@@ -259,7 +257,7 @@ def measure_lemma10(ctx: Context) -> list[ClaimResult]:
              f"|pi_0 - pi_1| = tanh(1/2) = {orient_ce[0]:.4f} < pi_1 delta = e/(1 + e) = {orient_ce[1]:.4f}. With the "
              "orientation h_m > h_m' the step holds, but pi_m' delta = Omega(delta) would still need pi_m' bounded "
              "below",
-             r"|\pi_m-\pi_{m'}| > \pi_{m'}|h_m-h_{m'}| = \Omega(\delta_\Theta)"),
+             r"|\pi_m-\pi_{m'}| > \pi_{m'}|h_m-h_{m'}| = \Omega(\delta_\Theta)", role="proof step"),
         _l10("derived.tanh", "confirmed" if ident else "refuted",
              f"sympy: pi_m - pi_m' = (pi_m + pi_m') tanh((h_m - h_m')/2) identically ({ident}); hence "
              "|pi_m - pi_m'| <= min(1, delta/2) and |pi_m - pi_m'| >= (pi_m + pi_m') tanh(delta/2)",
@@ -269,12 +267,13 @@ def measure_lemma10(ctx: Context) -> list[ClaimResult]:
 
 
 def slips_lemma10(results: list[ClaimResult]) -> list[Slip]:
-    by = {r.config.get("part"): r for r in results}
+    by = {r.key.part: r for r in results}
     out = []
     om = by.get(OMEGA_UNIFORM)
     if om is not None and om.verdict == "refuted":
         out.append(Slip(
             id="lemma10.omega_part",
+            entries=keys_of(om),
             location="Appendix E, Lemma 10 ('otherwise Omega(delta_Theta)') and its proof E.4",
             slip_class="false statement",
             stated="|pi_m - pi_m'| = Omega(delta_Theta) when delta_Theta is not close to 0",
@@ -288,6 +287,7 @@ def slips_lemma10(results: list[ClaimResult]) -> list[Slip]:
     if pi_ is not None and pi_.verdict == "refuted":
         out.append(Slip(
             id="lemma10.identity",
+            entries=keys_of(pi_),
             location="Appendix E, proof of Lemma 10 (E.4), first display",
             slip_class="transcription",
             stated="|pi_m - pi_m'| = pi_m' |exp(h_m - h_m' - pi_m') - 1|",
@@ -298,6 +298,7 @@ def slips_lemma10(results: list[ClaimResult]) -> list[Slip]:
     if lb is not None and lb.verdict == "refuted":
         out.append(Slip(
             id="lemma10.lower_bound_orientation",
+            entries=keys_of(lb),
             location="Appendix E, proof of Lemma 10 (E.4), last display",
             slip_class="unstated assumption",
             stated="|pi_m - pi_m'| > pi_m' |h_m - h_m'|",

@@ -38,7 +38,6 @@ constant), are decided by the run's error control (:mod:`checks.decide`); the gr
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from fractions import Fraction
 
@@ -50,7 +49,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pool, sweep_pools)
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
@@ -228,8 +227,7 @@ def _trend(values: list[float]) -> str:
 
 def _exact(claim_id: str, part: str, verdict: str, evidence: str, formula: str, form: str = "stated",
            kind: str = "bound", **config) -> ClaimResult:
-    res = exact_result(claim_id, SOURCE, kind, part, verdict, evidence, formula, **config)
-    return dataclasses.replace(res, form=form) if form != "stated" else res
+    return exact_result(claim_id, SOURCE, kind, part, verdict, evidence, formula, form=form, **config)
 
 
 def _grid_rows(ctx: Context) -> list[dict]:
@@ -280,7 +278,7 @@ def measure_statement(ctx: Context) -> list:
             out.append(ProportionEvidence(
                 parameter="sigma0",
                 claim_id="lemma11", source=SOURCE + " (Algorithm 1's expert sets)", kind="probability",
-                config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
+                config={"features": SIM["features"], "part": f"Algorithm 1 M = {M}", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed,
                         "round": "T1", **design_config(ctx.sizes, ctx.sizes.lemma11_replicates)},
                 formula=r"P(|\mathcal M_n|\ge 1\ \forall n) \ge 1 - N e^{-M/N}",
@@ -309,7 +307,7 @@ def measure_step1(ctx: Context) -> list:
             out.append(Measurement(
                 claim_id="lemma11.step1", source=SOURCE + ", step 1 ('by symmetry')", kind="probability",
                 form="stated",
-                config={"features": SIM["features"], "part": f"M = {M} c = {c:g}", **SIM, "M": M,
+                config={"features": SIM["features"], "part": f"M = {M}", "role": "proof step", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": replicates(ctx),
                         "seed": ctx.seed, "round": "T1",
                         **design_config(ctx.sizes, ctx.sizes.lemma11_replicates)},
@@ -327,7 +325,7 @@ def measure_step2(ctx: Context) -> list:
                   "1 - (1 - 1/N)^M exactly, so step 2 holds with equality on the "
                   f"whole grid ({len(rows)} (N, M) points). It needs the experts' sets to be independent, which "
                   "'symmetry' (step 1) does not give",
-                  r"P(|\mathcal M_n|\ge 1) \ge 1-(1-1/N)^M", kind="probability")]
+                  r"P(|\mathcal M_n|\ge 1) \ge 1-(1-1/N)^M", kind="probability", role="proof step")]
     # Algorithm 1's sets: P(|M_n| = 0) <= (1 - 1/N)^M for every task n and sigma0, one entry per (M, c).
     N = SIM["N"]
     R = replicates(ctx)
@@ -353,7 +351,7 @@ def measure_step2(ctx: Context) -> list:
             out.append(ProportionEvidence(
                 parameter="sigma0",
                 claim_id="lemma11.step2", source=SOURCE + ", step 2 (Algorithm 1's sets)", kind="probability",
-                config={"features": SIM["features"], "part": f"Algorithm 1 M = {M} c = {c:g}", **SIM, "M": M,
+                config={"features": SIM["features"], "part": f"Algorithm 1 M = {M}", "role": "proof step", **SIM, "M": M,
                         "sigma0": list(SIGMA0), "hidden_constant": c, "replicates": R, "seed": ctx.seed},
                 formula=r"P(|\mathcal M_n| = 0) \le (1-1/N)^M",
                 what=f"N = {N}, M = {M}, c = {c:g}, sets at T1, {R} replicates: |M_n| = 0, one row per sigma0 and "
@@ -383,7 +381,7 @@ def measure_step3(ctx: Context) -> list:
     )
     return [_exact("lemma11.step3", "exact grid", "refuted" if fails else "confirmed", ev,
                    r"P(|\mathcal M_n|\ge 1\ \forall n) \ge \big(1-(1-1/N)^M\big)^N", kind="probability",
-                   counterexample={"N": ce["N"], "M": ce["M"], "p_all": str(ce["p_all"]), "product": str(ce["product"])})]
+                   counterexample={"N": ce["N"], "M": ce["M"], "p_all": str(ce["p_all"]), "product": str(ce["product"])}, role="proof step")]
 
 
 def measure_step4(ctx: Context) -> list:
@@ -397,7 +395,7 @@ def measure_step4(ctx: Context) -> list:
         "x = (1 - 1/N)^M <= e^(-M/N); it needs no smallness of x"
     )
     return [_exact("lemma11.step4", "exact grid", "confirmed" if len(ok) == len(rows) else "refuted", ev,
-                   r"\big(1-(1-1/N)^M\big)^N \ge 1-Ne^{-M/N}")]
+                   r"\big(1-(1-1/N)^M\big)^N \ge 1-Ne^{-M/N}", role="proof step")]
 
 
 def measure_step5(ctx: Context) -> list:
@@ -415,7 +413,7 @@ def measure_step5(ctx: Context) -> list:
         "(N ln(N/delta) suffices) and differs from the statement's M = Omega(N ln N)"
     )
     return [_exact("lemma11.step5", "exact", "confirmed" if not at_star else "refuted", ev,
-                   r"1-Ne^{-M/N} \ge 1-\delta\ \text{if}\ M = \Omega(N\ln N/\delta)", c_star=c_star)]
+                   r"1-Ne^{-M/N} \ge 1-\delta\ \text{if}\ M = \Omega(N\ln N/\delta)", c_star=c_star, role="proof step")]
 
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
@@ -424,6 +422,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     if s3 is not None and s3.verdict == "refuted":
         out.append(Slip(
             id="lemma11.step3_direction",
+            entries=keys_of(s3),
             location="Appendix E, proof of Lemma 11 (E.5), 'by applying the union bound'",
             slip_class="inequality direction",
             stated="P(|M_n| >= 1 for all n) >= (1 - (1 - 1/N)^M)^N",
@@ -435,12 +434,13 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
 
 
 def slips_statement(results: list[ClaimResult]) -> list[Slip]:
-    sim = [r for r in results if str(r.config.get("part", "")).startswith("Algorithm 1")]
+    sim = [r for r in results if r.key.part.startswith("Algorithm 1 M = ")]
     refuted = [r for r in sim if r.verdict == "refuted"]
     if not refuted:
         return []
     return [Slip(
         id="lemma11.sets_not_uniform",
+        entries=keys_of(refuted),
         location="Appendix E, proof of Lemma 11 (E.5), 'by symmetry'",
         slip_class="unstated assumption",
         stated="P(m in M_n) = 1/N independently across experts, hence P(all |M_n| >= 1) >= 1 - N e^(-M/N)",

@@ -35,7 +35,7 @@ import sympy as sp
 from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
@@ -213,8 +213,7 @@ def _lt_stats(ctx: Context, sigma0: float, c: float) -> list[dict]:
 
 def _l12(part: str, verdict: str, evidence: str, formula: str, form: str = "stated", kind: str = "symbolic identity",
          **config) -> ClaimResult:
-    res = exact_result("lemma12", L12_SOURCE, kind, part, verdict, evidence, formula, **config)
-    return dataclasses.replace(res, form=form) if form != "stated" else res
+    return exact_result("lemma12", L12_SOURCE, kind, part, verdict, evidence, formula, form=form, **config)
 
 
 def measure_lemma12(ctx: Context) -> list:
@@ -308,7 +307,8 @@ def measure_lemma12(ctx: Context) -> list:
             source = L12_SOURCE + (" (M < N)" if what == "grad" else " (M < N, proof step)")
             formula = (r"\|\nabla_{\theta^{(m)}_t}L^t_{loc}\|_\infty = O(\sigma_0^{1.5})" if what == "grad"
                        else r"\|w_{n_t}-w^{(m_t)}_{t-1}\|_\infty = O(\sigma_0^{1.5})")
-            config = {"features": SIM_LT["features"], "part": f"{label} c = {c:g}", **SIM_LT,
+            config = {"features": SIM_LT["features"], "part": label,
+                      "role": "statement" if what == "grad" else "proof step", **SIM_LT,
                       "sigma0": list(SIGMA0), "hidden_constant": c, "seed": ctx.seed,
                       "replicates": ctx.sizes.lemma12_lt_replicates,
                       **design_config(ctx.sizes, ctx.sizes.lemma12_lt_replicates)}
@@ -329,12 +329,13 @@ def measure_lemma12(ctx: Context) -> list:
 
 
 def slips_lemma12(results: list[ClaimResult]) -> list[Slip]:
-    by = {r.config.get("part"): r for r in results}
+    by = {r.key.part: r for r in results}
     out = []
     ex, sim = by.get("statement.M>N exact"), by.get("statement.M>N simulated")
     if ex is not None and ex.verdict == "refuted":
         out.append(Slip(
             id="lemma12.loc_gradient_nonzero",
+            entries=keys_of(ex, sim),
             location="Appendix E, Lemma 12 (M > N) and proof E.6",
             slip_class="false statement",
             stated="a task routed to a correct expert m_t in M_n gives grad_theta L_loc = 0 for every expert, "
@@ -344,18 +345,19 @@ def slips_lemma12(results: list[ClaimResult]) -> list[Slip]:
             "give |M_n| = 1",
             evidence=ex.evidence + (" | " + sim.evidence if sim is not None else ""),
         ))
-    prem = [r for r in results if str(r.config.get("part", "")).startswith("proof.M<N premise")]
-    stat = [r for r in results if str(r.config.get("part", "")).startswith("statement.M<N")]
+    prem = [r for r in results if r.key.part == "proof.M<N premise"]
+    stat = [r for r in results if r.key.part == "statement.M<N"]
     if prem and all(r.verdict == "refuted" for r in prem):
         out.append(Slip(
             id="lemma12.m_lt_n_premise",
+            entries=keys_of(prem),
             location="Appendix E, proof of Lemma 12 (E.6, M < N)",
             slip_class="false intermediate step",
             stated="||w_{n_t} - w^(m_t)_{t-1}||_inf = O(sigma0^1.5) for a task routed within its cluster",
             holds="after exploration an expert's model still carries other clusters' tasks, so the residual is of "
             "order sigma0 (the inter-cluster gap); the lemma's O(sigma0^1.5) survives only because the gradient "
             "contains the squared norm Delta"
-            + (" (statement entries: " + ", ".join(f"{r.config['part']}: {r.verdict}" for r in stat) + ")" if stat else ""),
+            + (" (statement entries: " + ", ".join(f"{r.key.label}: {r.verdict}" for r in stat) + ")" if stat else ""),
             evidence=" | ".join(r.evidence for r in prem),
         ))
     return out

@@ -107,31 +107,32 @@ def measure_lemma13(ctx: Context) -> list:
             ctx, "lemma13", SOURCE13, "proof step (35): pi gap at T1 Omega(sigma0^0.5)", c, "Omega", 0.5,
             [p.pi_gap_T1 for p in ph.values()],
             r"\pi_m(X_n, \Theta_{T_1}) - \pi_m(X_{n'}, \Theta_{T_1}) = \Omega(\sigma_0^{0.5}),\ m \in \mathcal{M}_n",
-            "mean over m in M_n (sets at Theta_T1) and n' != n of pi_m(X_n, Theta_T1) - pi_m(X_n', Theta_T1)"))
+            "mean over m in M_n (sets at Theta_T1) and n' != n of pi_m(X_n, Theta_T1) - pi_m(X_n', Theta_T1)",
+            role="proof step"))
         out.append(scaling_entry(
             ctx, "lemma13", SOURCE13, "proof step: per-round signal step O(sigma0^1.5)", c, "O", 1.5,
             [p.signal_step for p in ph.values()],
             r"|\langle \theta^{(m)}_{t+1} - \theta^{(m)}_t, v_n \rangle| = O(\sigma_0^{1.5}),\ t \ge T_1 + 1",
-            "largest per-round move of a gate output on a signal, over t = T1+1..t1, m, n"))
+            "largest per-round move of a gate output on a signal, over t = T1+1..t1, m, n", role="proof step"))
         out.append(scaling_entry(
             ctx, "lemma13", SOURCE13, "proof step: theta gap across sets at t1 O(sigma0 eta^-0.5)", c, "O", 0.75,
             [p.theta_gap_t1 for p in ph.values()],
             r"\|\theta^{(m)}_{t_1} - \theta^{(m')}_{t_1}\|_\infty = O(\sigma_0 \eta^{-0.5}) = O(\sigma_0^{0.75}),\ "
             r"m \in \mathcal{M}_n, m' \in \mathcal{M}_{n'}",
-            "largest ||theta_m - theta_m'||_inf at Theta_t1 over experts in different eq. (11) sets"))
+            "largest ||theta_m - theta_m'||_inf at Theta_t1 over experts in different eq. (11) sets", role="proof step"))
     return out
 
 
-def _scaling_or_sign(ctx, claim_id, source, part, c, law, k, samples, formula, what):
+def _scaling_or_sign(ctx, claim_id, source, part, c, law, k, samples, formula, what, role="statement"):
     """A scaling entry's evidence, or -- when a measured mean is not positive, so no power law fits -- the
     criterion "the mean is positive at every sigma0" (Omega needs a positive lower bound), as a
     :class:`Measurement` with ``rule="positive"``: refuted by the run's error control only where a mean is
     significantly negative."""
     means = [float(np.nanmean(s)) for s in samples]
     if all(m > 0 for m in means):
-        return scaling_entry(ctx, claim_id, source, part, c, law, k, samples, formula, what)
+        return scaling_entry(ctx, claim_id, source, part, c, law, k, samples, formula, what, role=role)
     clean = [np.asarray(s, dtype=float)[np.isfinite(s)] for s in samples]
-    config = {"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
+    config = {"features": BASE["features"], "part": part, "role": role, **BASE, "hidden_constant": c,
               "seed": ctx.seed, "measured": [{"sigma0": s0, "mean": m} for s0, m in zip(SWEEP, means)]}
     if any(x.size < 2 for x in clean):
         return exact_result(

@@ -84,8 +84,7 @@ def _aux_weight_entry() -> ClaimResult:
         f"it). At every configuration run (c in {list(CONSTANTS)}, sigma0 in {list(SWEEP)}) the largest alpha M / t "
         f"over the phase divided by sigma0 is {float(top[0]):.3f} (c = {top[1]:g}, sigma0 = {top[2]:g}, T1 = "
         f"{top[3]}, t1 = {top[4]}).",
-        r"\alpha M / t \le \sigma_0,\ t \in \{T_1+1, \dots, t_1\}",
-    )
+        r"\alpha M / t \le \sigma_0,\ t \in \{T_1+1, \dots, t_1\}", role="proof step")
 
 
 # ----------------------------------------------------------------------------- slips

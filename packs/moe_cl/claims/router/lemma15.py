@@ -99,7 +99,7 @@ def measure_lemma15(ctx: Context) -> list:
             [p.pi_gap_between for p in ph.values()],
             r"|\pi_m(X_n, \Theta_t) - \pi_{m'}(X_n, \Theta_t)| = O(\sigma_0\eta^{-0.5}),\ m \in \mathcal{M}_n, "
             r"m' \in \mathcal{M}_{n'}",
-            "largest |pi_m(X_n) - pi_m'(X_n)| over t = T1+1..t1, n, m in M_n, m' outside M_n"))
+            "largest |pi_m(X_n) - pi_m'(X_n)| over t = T1+1..t1, n, m in M_n, m' outside M_n", role="proof step"))
     return out
 
 

@@ -38,7 +38,6 @@ own; the proof's conclusion against the statement.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from fractions import Fraction
@@ -48,7 +47,7 @@ import sympy as sp
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.smooth_router import MS, STEPS, grid_audit, inf_norm
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.theory.routing import jacobian, lipschitz_lower_pair, routing_probabilities, switch_probability
@@ -168,8 +167,7 @@ def _steps_1_2_spot_check(seed: int, n: int = 20000) -> tuple[int, int, int]:
 
 
 def _entry(part: str, verdict: str, evidence: str, formula: str, form: str = "stated", **config) -> ClaimResult:
-    res = exact_result("lemma2", SOURCE, "bound", part, verdict, evidence, formula, **config)
-    return dataclasses.replace(res, form=form) if form != "stated" else res
+    return exact_result("lemma2", SOURCE, "bound", part, verdict, evidence, formula, form=form, **config)
 
 
 def measure(ctx: Context) -> list[ClaimResult]:
@@ -234,15 +232,13 @@ def measure(ctx: Context) -> list[ClaimResult]:
         f"sympy: h_m1 + r1 >= h_m2 + r2 and h_hat_m2 + r2 >= h_hat_m1 + r1 rearrange to h_m2 - h_m1 <= r1 - r2 <= "
         f"h_hat_m2 - h_hat_m1 ({sym1}); numeric spot check on {total} random instances with m1 != m2 (M = 4): {bad1} "
         "violations. (The printed strict '>' is '>=' in general; ties have probability 0.)",
-        r"\hat h_{m_2}-\hat h_{m_1} > r^{(m_1)}-r^{(m_2)} \ge h_{m_2}-h_{m_1}",
-    ))
+        r"\hat h_{m_2}-\hat h_{m_1} > r^{(m_1)}-r^{(m_2)} \ge h_{m_2}-h_{m_1}", role="proof step"))
     out.append(_entry(
         "proof.step2", "confirmed" if sym2 and bad2 == 0 else "refuted",
         f"sympy: with A <= D <= B, C = (A + B)/2, D - C lies in [-(B - A)/2, (B - A)/2], and (B - A)/2 = "
         f"((h_hat_m2 - h_m2) - (h_hat_m1 - h_m1))/2 <= ||h_hat - h||_inf ({sym2}); numeric spot check on {total} "
         f"instances: {bad2} violations",
-        r"|r^{(m_1)}-r^{(m_2)}-C(m_1,m_2)| \le \tfrac12(\hat h_{m_2}-\hat h_{m_1}-h_{m_2}+h_{m_1}) \le \|\hat h-h\|_\infty",
-    ))
+        r"|r^{(m_1)}-r^{(m_2)}-C(m_1,m_2)| \le \tfrac12(\hat h_{m_2}-\hat h_{m_1}-h_{m_2}+h_{m_1}) \le \|\hat h-h\|_\infty", role="proof step"))
 
     # Step 3: the union bound's last inequality.
     ce3 = step_counterexample(lambda M, lam, eps: lam * M * M * eps)
@@ -262,7 +258,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
         + f" (<= 1: {derived3})"
     )
     out.append(_entry("proof.step3", "refuted" if ce3 else "inconclusive", ev3,
-                      r"P(\arg\max_m\{h_m+r\} \ne \arg\max_m\{\hat h_m+r\}) \le \lambda M^2\|\hat h-h\|_\infty"))
+                      r"P(\arg\max_m\{h_m+r\} \ne \arg\max_m\{\hat h_m+r\}) \le \lambda M^2\|\hat h-h\|_\infty", role="proof step"))
 
     # Step 4.
     first_ok = all(a["step4_first_ok"] for a in audits.values())
@@ -279,7 +275,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
         "lambda >= (M-1)/M"
     )
     out.append(_entry("proof.step4", "refuted" if ce4 or not first_ok else "inconclusive", ev4,
-                      r"|\hat p_i-p_i| \le P(\text{switch}) \le M^2\|\hat h-h\|_\infty"))
+                      r"|\hat p_i-p_i| \le P(\text{switch}) \le M^2\|\hat h-h\|_\infty", role="proof step"))
 
     # The proof's conclusion against the statement.
     lam_, M_ = sp.symbols("lambda M", positive=True)
@@ -291,18 +287,18 @@ def measure(ctx: Context) -> list[ClaimResult]:
         f"the proof ends with ||p - p_hat||_inf <= M^2 ||h - h_hat||_inf (step 4; step 3 has lambda M^2), but the lemma "
         f"states lambda / M^2: M^2 <= lambda / M^2 only when lambda >= {sp.sstr(needed[0])}, so even granting every "
         "step the printed proof does not give the printed statement (the M^2 moved from numerator to denominator)",
-        r"M^2\|\hat h-h\|_\infty \;\Rightarrow\; \frac{\lambda}{M^2}\|\hat h-h\|_\infty\ ?",
-    ))
+        r"M^2\|\hat h-h\|_\infty \;\Rightarrow\; \frac{\lambda}{M^2}\|\hat h-h\|_\infty\ ?", role="proof step"))
     return out
 
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
-    by = {r.config.get("part"): r for r in results}
+    by = {r.key.part: r for r in results}
     out = []
     st, der = by.get("statement"), by.get("derived.lipschitz")
     if st is not None and st.verdict == "refuted":
         out.append(Slip(
             id="lemma2.statement",
+            entries=keys_of(st, der),
             location="Appendix B, Lemma 2",
             slip_class="wrong constant or exponent",
             stated="||p - p_hat||_inf <= (lambda / M^2) ||h - h_hat||_inf",
@@ -315,6 +311,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     if s3 is not None and s3.verdict == "refuted":
         out.append(Slip(
             id="lemma2.union_bound_factor",
+            entries=keys_of(s3),
             location="Appendix B, proof of Lemma 2 (union bound over pairs)",
             slip_class="wrong constant or exponent",
             stated="P(argmax differs) <= lambda M^2 ||h_hat - h||_inf ('because r is Uniform[0, lambda]')",
@@ -326,6 +323,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     if conc is not None and conc.verdict == "refuted":
         out.append(Slip(
             id="lemma2.proof_statement_mismatch",
+            entries=keys_of(conc, s4),
             location="Appendix B, proof of Lemma 2 (last display) against the statement",
             slip_class="inconsistency between sections",
             stated="the proof's chain ends with lambda M^2 ||dh|| (step 3), then M^2 ||dh|| (step 4); the lemma states "

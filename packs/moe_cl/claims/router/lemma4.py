@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.gate import gate_outputs, softmax, task_loss_gradient
 from moecl_verify.theory import gate
@@ -30,8 +30,8 @@ SOURCE = "Appendix D, Lemma 4 and its proof"
 CASES = ((2, 1, 0), (3, 2, 1), (4, 2, 3))  # (M, d, routed expert) for the sympy checks
 
 
-def _symbolic(part: str, verdict: str, evidence: str, statement: str) -> ClaimResult:
-    return exact_result("lemma4", SOURCE, "symbolic identity", part, verdict, evidence, statement,
+def _symbolic(part: str, verdict: str, evidence: str, statement: str, role: str = "statement") -> ClaimResult:
+    return exact_result("lemma4", SOURCE, "symbolic identity", part, verdict, evidence, statement, role=role,
                         cases_M_d_routed=[list(c) for c in CASES])
 
 
@@ -66,6 +66,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
         "sympy: d pi_{m_t} / d theta_{m_t} = pi_{m_t} (sum_{m' != m_t} pi_m') xbar and d pi_{m_t} / d theta_m = "
         f"-pi_{{m_t}} pi_m xbar, as printed, agree with the derivative of eq. (2): {derived_ok}",
         r"\partial\pi_{m_t}/\partial\theta^{(m)} = \pi_{m_t}(\mathbb{1}\{m=m_t\}-\pi_m)\sum_i X_{t,i}",
+        role="proof step",
     )
     ratio = gate.lemma4_aux_factor_ratio()
     aux = _symbolic(
@@ -76,17 +77,19 @@ def measure(ctx: Context) -> list[ClaimResult]:
         "statement survives (the factor multiplies a zero sum), but the printed gradient is t^2 times too large, "
         "and Lemma 5 silently uses alpha M / T_1, i.e. the derived 1/t.",
         r"\nabla_{\theta^{(m)}_t} L^t_{aux} = \alpha M\, t\, f^{(m_t)}_t\, \partial\pi_{m_t}/\partial\theta^{(m)}_t",
+        role="proof step",
     )
     return [statement, loc, aux]
 
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
-    aux = next((r for r in results if r.config.get("part") == "proof.aux_gradient"), None)
+    aux = next((r for r in results if r.key.part == "proof.aux_gradient"), None)
     if aux is None or aux.verdict != "refuted":
         return []
     return [
         Slip(
             id="lemma4.aux_gradient_factor",
+            entries=keys_of(aux),
             location="Appendix D, proof of Lemma 4 (gradient of L_aux)",
             slip_class="wrong constant or exponent",
             stated="grad_{theta_m} L_aux = alpha M t f_t^(m_t) d pi_{m_t} / d theta_m",

@@ -45,7 +45,7 @@ from moecl_verify.packs.moe_cl.entries.router_phase import (
     probability_entry,
     share_range,
 )
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, keys_of
 from moecl_verify.checks.registry import Claim, register
 
 SOURCE1 = "Section 4, Proposition 1; Appendix E ('Lemma 1 full version'), proof E.8"
@@ -90,7 +90,8 @@ def measure_prop1(ctx: Context) -> list:
                 ctx, "prop1", SOURCE1, "(a) routed reading: one task per expert after T1", c,
                 probability_rows({s0: a.routed_single for s0, a in alg.items()}),
                 r"\{n_t : m_t = m,\ t > T_1\} \text{ has one element for every } m",
-                "after T1 each expert is routed tasks of a single n (Algorithm 1 with termination)", extra=horizon),
+                "after T1 each expert is routed tasks of a single n (Algorithm 1 with termination)",
+                extra={**horizon, "reading": "routed"}),
             probability_entry(
                 ctx, "prop1", SOURCE1, "(b) models unchanged after T1+1", c,
                 probability_rows({s0: a.unchanged for s0, a in alg.items()}),
@@ -112,11 +113,12 @@ def measure_prop1(ctx: Context) -> list:
 
 
 def prop1_slips(results: list[ClaimResult]) -> list[Slip]:
-    moved = [r for r in results if r.config["part"].startswith("(b)")]
+    moved = [r for r in results if r.key.part.startswith("(b)")]
     if not moved or any(r.verdict != "refuted" for r in moved):
         return []
     return [Slip(
         id="prop1.models_keep_moving",
+        entries=keys_of(moved),
         location="Section 4, Proposition 1; Appendix E ('Lemma 1 full version'), proof E.8 (last step, via Lemma 3)",
         slip_class="false statement",
         stated="with probability 1 - o(1) every expert model stays unchanged after T1: w_{T1+1} = ... = w_T",

@@ -30,14 +30,13 @@ nothing, with the factor t printed in Lemma 4's proof.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, CONSTANTS, measure_at, sweep
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config
@@ -75,7 +74,7 @@ def _entry(ctx, part: str, law: str, k: float, samples, which: str, c: float) ->
         law=law,
         exponent=k,
         tolerance=0.15,
-        config={"features": BASE["features"], "part": f"{part}, c = {c:g}", **BASE, "hidden_constant": c,
+        config={"features": BASE["features"], "part": part, **BASE, "hidden_constant": c,
                 "replicates": ctx.sizes.prop2_replicates, "seed": ctx.seed,
                 **design_config(ctx.sizes, ctx.sizes.prop2_replicates),
                 "means": [{"sigma0": s0, "rounds": T, "mean_gap": m, "used_replicates": n}
@@ -123,7 +122,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     """One slip per measured gap refuted at every hidden constant (decide.py has already reconciled them)."""
     out = []
     for quantity, (slip_id, location, stated) in _SLIP_TEXT.items():
-        entries = [r for r in results if r.config["part"].startswith(quantity + ", c =")]
+        entries = [r for r in results if r.key.part == quantity and r.key.constant is not None]
         if not entries or any(r.verdict != "refuted" for r in entries):
             continue
         fits = "; ".join(
@@ -133,6 +132,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
         span = entries[0].config["sigma0_range"]
         out.append(Slip(
             id=slip_id, location=location, slip_class="wrong constant or exponent", stated=stated,
+            entries=keys_of(entries),
             holds=f"fitted exponents {fits}, over sigma0 in [{span[0]:g}, {span[1]:g}] at both hidden constants "
             "tried, against the claimed exponent; the curve does not bend toward it at the small end",
             evidence=" | ".join(r.evidence for r in entries),
@@ -201,7 +201,7 @@ def bound_entries() -> list[ClaimResult]:
                           "not decide the claim.")
         res = exact_result(
             "prop2.t1", SOURCE + " (bound from eq. (5)-(9))", "scaling", BOUND_PART.format(factor=factor), verdict,
-            steps + conclusion + " " + reading, formula,
+            steps + conclusion + " " + reading, formula, form="derived",
             reading=f"aux_factor={factor}", aux_factor=factor, bound=str(s["bound"]),
             leading_exponent=str(s["exponent"]), log_power=str(s["log_power"]),
             ratio_limit=str(s["ratio_limit"]), ratio_limit_growing_xbar=str(s["ratio_limit_growing_xbar"]),
@@ -210,17 +210,18 @@ def bound_entries() -> list[ClaimResult]:
                          "w_n = sigma0 z_n, v_n = z_n", "f_t = counts / t (eq. 7)",
                          "X_inf >= max_t ||xbar_t||_inf", "expert models start at 0 (eq. 5)"],
         )
-        out.append(dataclasses.replace(res, form="derived"))
+        out.append(res)
     return out
 
 
 def bound_slips(results: list[ClaimResult]) -> list[Slip]:
     """A slip when the update rule's bound refutes the between-set Theta(sigma0^0.75) (reading c(t) = 1/t)."""
-    der = next((r for r in results if r.config.get("part") == BOUND_PART.format(factor="1/t")), None)
+    der = next((r for r in results if r.key.part == BOUND_PART.format(factor="1/t")), None)
     if der is None or der.verdict != "refuted":
         return []
     return [Slip(
         id=BOUND_SLIP_ID,
+        entries=keys_of(der),
         location="Section 4, Proposition 2, eq. (12) (second case); Appendix F",
         slip_class="wrong constant or exponent",
         stated="when the gate keeps training, at t1 = ceil(M / (eta sigma0^0.25)) the gate-output gap between "

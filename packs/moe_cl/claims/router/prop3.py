@@ -61,7 +61,7 @@ from moecl_verify.packs.moe_cl.entries.router_phase import (
     share_range,
 )
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 
@@ -121,8 +121,7 @@ def _uniform_step_entry() -> ClaimResult:
         f"{float(prob.subs(g, lam / 2)):.4f}).",
         r"P(m_t = m \mid m \in \mathcal{M}_n) = 1/|\mathcal{M}_n| \text{ given } |h_m - h_{m'}| = O(\Gamma),\ "
         r"r \sim U[0, \lambda]",
-        g_over_lambda_for_spot_check=0.5,
-    )
+        g_over_lambda_for_spot_check=0.5, role="proof step")
 
 
 def _spot_check(ratio: float, draws: int = 200_000) -> float:
@@ -177,12 +176,12 @@ def measure_prop3(ctx: Context) -> list:
             "mean within-set gate-output gap on the signals at the frozen gate",
             extra={"gap_over_lambda": by_sigma0(ratio, "median_within_gap_over_lambda")},
             note="Median within-set gap / lambda: " + ", ".join(f"sigma0 = {s0:g}: {v:.2f}" for s0, v in ratio.items())
-            + "; equal routing probabilities need this ratio -> 0 (proof step entry).")))
+            + "; equal routing probabilities need this ratio -> 0 (proof step entry).", role="proof step")))
         out.append(scaling_entry(
             ctx, "prop3", SOURCE3, "proof step (G, 1): between-set gap at T2 Theta(sigma0^0.75)", c, "Theta", 0.75,
             [f.between_gap for f in fr.values()],
             r"|h_m(v_n) - h_{m'}(v_n)| = \Theta(\sigma_0^{0.75}),\ m \in \mathcal{M}_n, m' \notin \mathcal{M}_n",
-            "mean between-set gate-output gap on the signals at the frozen gate"))
+            "mean between-set gate-output gap on the signals at the frozen gate", role="proof step"))
     return out + [_uniform_step_entry()]
 
 
@@ -205,7 +204,7 @@ def _with_ratio_note(entry: ScalingEvidence) -> ScalingEvidence:
 
 def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
     out = []
-    part = lambda r, p: r.config["part"].startswith(p)  # noqa: E731
+    part = lambda r, p: r.key.part.startswith(p)  # noqa: E731
     outside = [r for r in results if part(r, "(b) every task routed inside")]
     between = [r for r in results if part(r, "proof step (G, 1)")]
     if outside and all(r.verdict == "refuted" for r in outside):
@@ -213,6 +212,7 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
                if between and all(r.verdict == "refuted" for r in between) else "")
         out.append(Slip(
             id="prop3.routing_outside_sets",
+            entries=keys_of(outside),
             location="Section 4, Proposition 3; Appendix G (property 1 of the proof)",
             slip_class="false statement",
             stated="after T2 the router chooses each expert of M_{n_t} with probability 1/|M_{n_t}|; these "
@@ -227,6 +227,7 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
     if uniform and all(r.verdict == "refuted" for r in uniform):
         out.append(Slip(
             id="prop3.non_uniform_within_sets",
+            entries=keys_of(uniform),
             location="Section 4, Proposition 3; Appendix G",
             slip_class="false statement",
             stated="after T2 every expert of M_{n_t} is chosen with the same probability 1/|M_{n_t}|",
@@ -238,6 +239,7 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
     if step and step[0].verdict == "refuted":
         out.append(Slip(
             id="prop3.equal_probability_step",
+            entries=keys_of(step[:1]),
             location="Appendix G, proof of 'Lemma 3' (Proposition 3), the equation P(m_t = m | m in M_n) = 1/|M_n|",
             slip_class="false intermediate step",
             stated="P(m_t = m | m in M_n) = 1/|M_n| because r = Theta(sigma0^1.25) and the within-set gaps are "

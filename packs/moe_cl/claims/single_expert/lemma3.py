@@ -35,7 +35,7 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.model import ClaimResult, Slip
+from moecl_verify.checks.model import ClaimResult, Slip, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.draws import SingleExpertDraws, draw_single_expert
@@ -141,6 +141,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="lemma3.expert_moves",
+            entries=keys_of(stated),
             location="Appendix D, Lemma 3 (proof omitted: 'easily proved from eq. (5)')",
             slip_class="false statement",
             stated="if the task routed to an expert has the same ground truth as its previous task, the expert's "

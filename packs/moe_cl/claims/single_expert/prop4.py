@@ -35,7 +35,7 @@ import sympy as sp
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.model_readings import BETA_DISTRIBUTION, SIGMA0_CONVENTION
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.pool import make_pool
@@ -281,6 +281,7 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.eq17.s_coefficient",
+                entries=keys_of(stated),
                 location="Section 5, Proposition 4, eq. (17)",
                 slip_class="inconsistency between sections",
                 stated="coefficient of (1/N) sum_n ||w_n||^2 is r^{t-tau} (positive)",
@@ -295,6 +296,7 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.appH.same_task_gap",
+                entries=keys_of(corrected, derived),
                 location="Appendix H (proof of Proposition 4, headed 'Lemma 4'), last step",
                 slip_class="false intermediate step",
                 stated="E||w_{n_j} - w_{n_i}||^2 = (1/N^2) sum_{n != n'} ||w_n' - w_n||^2 for every j, "
@@ -318,6 +320,7 @@ def generalization_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.eq18.same_task_gap",
+                entries=keys_of(stated, derived),
                 location="Section 5, Proposition 4, eq. (18); Appendix H",
                 slip_class="false statement",
                 stated="E[G_T] = r^T S + (1 - r^T) D",
@@ -340,6 +343,7 @@ def _feature_model_slips(results: list[ClaimResult], quantity: str) -> list[Slip
     return [
         Slip(
             id=f"prop4.definition1.{'forgetting' if 'F' in quantity else 'generalization'}",
+            entries=keys_of(derived_d1, derived_g),
             location="Appendix I.1 (proof of Lemma 16), 'rotational symmetry of the standard normal'; Definition 1",
             slip_class="unstated assumption",
             stated=f"E||P_t u||^2 = (s/d)||u||^2, used to derive {quantity} for the data of Definition 1",

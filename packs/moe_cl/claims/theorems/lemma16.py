@@ -33,7 +33,7 @@ import numpy as np
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.checks.model import ClaimResult, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
@@ -160,6 +160,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="lemma16.definition1",
+            entries=keys_of(bad, good),
             location="Appendix I.1 (proof of Lemma 16): 'by the rotational symmetry of the standard normal'",
             slip_class="unstated assumption",
             stated="eq. (42) for the data of Definition 1",

@@ -63,7 +63,7 @@ from moecl_verify.packs.moe_cl.entries import conditional_reading, theorems_at_f
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
 from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, SIGMA0
-from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement, bound_case
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.conditional_oracle import conditional_errors
@@ -113,7 +113,6 @@ def _conditional(ctx: Context, claim_id: str, kind: str, bound: str, formula: st
                                                f"N = 3, M = 10, gaussian, pool {CONDITIONAL_POOL}, "
                                                f"t in {list(horizons)}")
     config = _config(ctx, pool, cfg, "gaussian", horizons, CONDITIONAL_POOL)
-    del config["part"]  # the entry's part is the reading ("conditional on the routing")
     return conditional_reading.entry(claim_id, SOURCE, kind, formula, conditional_reading.smallest(bound), count, text,
                                      **config)
 
@@ -257,8 +256,8 @@ def smallest_early_counterexample(seed: int = 0, R: int = 20000) -> dict:
 
 def _where(res) -> str:
     """Where a refutation was found: the entry's part (its pool, or its reading) and features."""
-    part = res.config.get("part")
-    return f"{part} ({res.config.get('features', '-')} features): " if part else ""
+    label = res.key.label
+    return f"{label} ({res.key.features or '-'} features): " if label else ""
 
 
 def early_slips(results) -> list[Slip]:
@@ -275,6 +274,7 @@ def early_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.eq19.bound_fails",
+            entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (19); proof Appendix I.2",
             slip_class="false statement",
             stated="E[F_t] < eq. (19)'s right-hand side for t <= T1 when M = Omega(N ln N)",
@@ -297,6 +297,7 @@ def late_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.late_forgetting_identity",
+            entries=keys_of(refuted),
             location="Section 5.1, Theorem 1 (t > T1); Lemma 16's first statement",
             slip_class="false statement",
             stated="E[F_t] = (T1 - 1)/(t - 1) E[F_{T1}] for t > T1",
@@ -312,7 +313,7 @@ def generalization_slips(results) -> list[Slip]:
     refuted = [r for r in results if r.verdict == "refuted"]
     if not refuted:
         return []
-    averaged = next((r for r in results if r.config.get("part") == TASK_AVERAGED_PART), None)
+    averaged = next((r for r in results if r.key.part == TASK_AVERAGED_PART), None)
     proof_reading = ""
     if averaged is not None and averaged.verdict == "inconclusive":
         proof_reading = (f". Averaged over tasks given the routing, as the proof does, no violating sequence exists up "
@@ -323,6 +324,7 @@ def generalization_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.eq20.bound_fails",
+            entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (20); proof Appendix I.2",
             slip_class="false statement",
             stated="E[G_T] < eq. (20)'s right-hand side (counts frozen at T1)",
@@ -465,13 +467,14 @@ def m1_specialization_slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="thm1.m1_specialization",
+            entries=keys_of(failed),
             location="Section 5.1, remark after Theorem 1",
             slip_class="inconsistency between sections",
             stated="with M = 1, eq. (19) and eq. (20) specialize to eq. (17) and eq. (18)",
             holds="eq. (19) specializes to eq. (17) only with Appendix H's coefficient r^t - r^tau (not the printed "
             "r^(t-tau)); eq. (20) gives r^T1 S + (1 - r^T1) D, not eq. (18), unless T1 = T; and strict bounds cannot "
             "specialize to identities",
-            evidence=" | ".join(f"{r.config['part']}: {r.evidence}" for r in failed),
+            evidence=" | ".join(f"{r.key.label}: {r.evidence}" for r in failed),
         )
     ]
 

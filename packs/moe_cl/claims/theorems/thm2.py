@@ -74,7 +74,7 @@ def measure_generalization(ctx: Context) -> list:
     rhs = eq22_rhs(run.chosen, CONFIG["M"], cfg.exploration_rounds, r, pool.S, pool.D, psi1, psi2)
     count, text = conditional_reading.realized(lhs, rhs, pool.S + pool.D, False,
                                                f"N = 6, K = 2, M = 4, gaussian, pool {k}, T = {CONFIG['T']}")
-    pool_ids = {key: v for key, v in thm2_runs.pool_config(k).items() if key != "part"}
+    pool_ids = thm2_runs.pool_config(k)
     out.append(conditional_reading.entry(
         "thm2.generalization", SOURCE, "bound", "E[G_T | routing] < eq. (22) RHS(routing) for every sequence", None,
         count, text, features="gaussian", **pool_ids, **CONFIG, T1=cfg.exploration_rounds, r=r, S=pool.S, D=pool.D,

@@ -1,0 +1,93 @@
+"""Entry keys in a whole run (checks/entry_key.py): stored as fields, unique, proof steps marked, every
+slip naming entries of the run, and the keys of a schema-2 file of the previous version mapped onto this
+version's keys."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from moecl_verify.checks.entry_key import legacy_key
+from moecl_verify.reports import results_json
+
+pytestmark = pytest.mark.slow
+
+PREVIOUS = Path(__file__).parent / "data" / "schema2_smoke_entries.json"
+
+
+def test_every_entry_stores_its_key_and_no_label_in_its_configuration(smoke_run):
+    doc = json.loads((smoke_run.out / "results.json").read_text())
+    assert doc["schema_version"] == 3
+    keys = [json.dumps(e["key"], sort_keys=True) for e in doc["results"]]
+    assert len(set(keys)) == len(keys), "two entries share a key"
+    for entry in doc["results"]:
+        assert (entry["key"]["claim"], entry["key"]["form"]) == (entry["id"], entry["form"])
+        assert "part" not in entry["config"] and "role" not in entry["config"]
+
+
+def test_proof_steps_are_marked_as_such(smoke_run):
+    """The pack names every entry of a proof step "proof ..." or puts it in a claim of a step; its role must
+    say so (a role forgotten would let a proof step decide a statement's headline)."""
+    run = smoke_run.result()
+    named = lambda r: r.key.part.lower().startswith("proof") or "proof step" in r.key.part.lower() or ".step" in r.id  # noqa: E731
+    assert [r.key.text for r in run.results if named(r) != (r.key.role == "proof step")] == []
+    assert sum(r.key.role == "proof step" for r in run.results) >= 40
+
+
+def test_every_slip_names_entries_of_the_run(smoke_run):
+    run = smoke_run.result()
+    keys = {r.key for r in run.results}
+    assert all(set(slip.entries) <= keys for slip in run.slips), [
+        (slip.id, [k.text for k in slip.entries if k not in keys]) for slip in run.slips]
+    # Only the slips found by reading the text alone (notation, the experiments' settings) rest on no entry.
+    from moecl_verify.packs.moe_cl.claims import audit
+    from moecl_verify.packs.moe_cl.claims.single_expert import prop4
+
+    text_only = {s.id for s in audit.TEXT_SLIPS + prop4.TEXT_SLIPS}
+    assert {s.id for s in run.slips if not s.entries} == text_only
+    # A slip's entries are the ones its evidence quotes: each names a refuted or confirmed entry.
+    decided = {r.key: r.verdict for r in run.results}
+    assert all(decided[k] in ("refuted", "confirmed") for slip in run.slips for k in slip.entries)
+
+
+def test_the_previous_versions_keys_map_onto_this_versions(smoke_run):
+    """The documented mapping for files of schema 1 and 2 gives every entry of the previous version's smoke
+    run (same budget and seed, read from a stored copy of its identifying fields) the key this version's
+    run gives the same entry: no entry appears or vanishes by the move to keys."""
+    run = smoke_run.result()
+    claims = {r.id for r in run.results}
+    previous = json.loads(PREVIOUS.read_text())
+    assert previous["schema_version"] == 2
+    mapped = {legacy_key(e) for e in previous["results"] if e["id"] in claims}
+    now = {r.key for r in run.results}
+    assert len(mapped) == sum(e["id"] in claims for e in previous["results"]), "two old entries map to one key"
+    assert sorted(k.text for k in mapped - now) == [] and sorted(k.text for k in now - mapped) == []
+
+
+def test_a_schema_2_file_diffs_against_its_schema_3_rewrite_as_the_same_findings(smoke_run, tmp_path):
+    """diff applies the mapping: the run written as schema 2 (label in config.part as the previous version
+    wrote it, no keys) against itself as schema 3 shows no entry added, removed or changed."""
+    from moecl_verify.reports import diff
+
+    doc = json.loads((smoke_run.out / "results.json").read_text())
+    old = json.loads(json.dumps(doc))
+    old["schema_version"] = 2
+    for entry in old["results"]:
+        key = entry.pop("key")
+        entry["config"]["part"] = _schema2_label(key)
+    for slip in old["slips"]:
+        slip.pop("entries", None)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    result = diff.compare(results_json.read(tmp_path / "old.json"), doc)
+    assert result.same_findings and not result.text, diff.render(result, show_text=True)
+
+
+def _schema2_label(key: dict) -> str:
+    """How the previous version wrote a label: the part, then ", pool k", then ", c = x" (as written by its
+    claims; the mapping also reads the comma-less "... c = x")."""
+    bits = [key["part"]] if key["part"] else []
+    if key["pool"] is not None:
+        bits.append(f"pool {key['pool']}")
+    if key["constant"] is not None:
+        bits.append(f"c = {key['constant']:g}")
+    return ", ".join(bits)
