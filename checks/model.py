@@ -74,6 +74,10 @@ class Slip:
     # The entries the slip rests on (their keys), so that a reader, a diff and a cause can find them without
     # matching text.  Order: the most decisive first.
     entries: tuple[EntryKey, ...] = ()
+    # The slips this one follows from (their ids), declared by the claim that knows why: a false lemma makes
+    # the results whose proofs use it fail too.  The report lists a slip under its root cause
+    # (:mod:`moecl_verify.checks.causes`).
+    causes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "entries", tuple(
@@ -81,6 +85,9 @@ class Slip:
         for e in self.entries:
             if not isinstance(e, EntryKey):
                 raise TypeError(f"slip {self.id}: entries must be entry keys, not {type(e).__name__}")
+        object.__setattr__(self, "causes", tuple(self.causes))
+        if not all(isinstance(c, str) and c for c in self.causes) or self.id in self.causes:
+            raise ValueError(f"slip {self.id}: causes must be other slips' ids, not {self.causes!r}")
 
 
 def keys_of(*entries) -> tuple[EntryKey, ...]:
@@ -163,7 +170,7 @@ def to_jsonable(record: Any) -> Any:
             data = ordered
         if isinstance(record, Slip):
             data["class"] = data.pop("slip_class")
-            data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries")}
+            data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries", "causes")}
         return {k: to_jsonable(v) for k, v in data.items()}
     if isinstance(record, (list, tuple)):
         return [to_jsonable(v) for v in record]

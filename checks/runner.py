@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 import sympy
 
-from moecl_verify.checks import stats
+from moecl_verify.checks import causes, stats
 from moecl_verify.checks.claim_store import ClaimStore
 from moecl_verify.checks.context import BUDGETS, context_for, measure_with_artifacts
 from moecl_verify.checks.decide import decide_claims, is_exact
@@ -187,6 +187,8 @@ def run(
             if interp.id not in seen:
                 seen.add(interp.id)
                 interpretations.append(interp)
+    # A pack whose slips explain each other in a circle has a bug the report would hide: fail the run.
+    causes.graph(slips)
     meta = {
         "pack": pack.name,
         **({"options": {name: str(value) for name, value in sorted(options.items())}} if options else {}),

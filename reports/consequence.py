@@ -1,4 +1,4 @@
-"""Which headline results a slip breaks, and the slips ranked by it.
+"""Which headline results a slip breaks, the slips ranked by it, and the root causes.
 
 A slip *breaks* a headline result when it sits in one of the claims that
 measure that result (its id begins with the claim's id).  It *undercuts* a
@@ -6,12 +6,17 @@ result when it sits in a claim the result's proof relies on, as the pack reads
 it from its document (``Pack.proof_uses``).  Slips are ranked by consequence: a
 false statement in a headline result first, then by how many headline results
 a slip touches, then by class (``SEVERITY``), then in the document's order.
+
+A *root cause* is a slip that follows from no other slip of the run (:mod:`moecl_verify.checks.causes`);
+it carries the slips that follow from it, and breaks or undercuts every headline result that it or any of
+them does.  Root causes are ranked the same way, with more derived slips first among equals.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from moecl_verify.checks import causes
 from moecl_verify.checks.model import RunResult, Slip
 from moecl_verify.checks.pack import HeadlineItem, Pack
 from moecl_verify.reports.document import pack_of
@@ -63,3 +68,38 @@ def _rank_key(ranked: RankedSlip, pack: Pack) -> tuple:
 def ranked_slips(run: RunResult) -> list[RankedSlip]:
     pack = pack_of(run)
     return sorted((consequence(s, pack) for s in run.slips), key=lambda ranked: _rank_key(ranked, pack))
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """A slip no other slip of the run explains, with the slips that follow from it (ranked) and the
+    headline results the whole family breaks or undercuts."""
+
+    slip: Slip
+    derived: tuple[RankedSlip, ...]
+    breaks: tuple[HeadlineItem, ...]
+    undercuts: tuple[HeadlineItem, ...]
+
+
+def root_causes(run: RunResult) -> list[RootCause]:
+    """The run's root causes, most consequential first."""
+    pack = pack_of(run)
+    cause_graph = causes.graph(run.slips)
+    ranked = {s.id: consequence(s, pack) for s in run.slips}
+    order = {r.slip.id: i for i, r in enumerate(ranked_slips(run))}
+    out = []
+    for root in cause_graph.roots:
+        derived = tuple(sorted((ranked[s.id] for s in cause_graph.derived(root.id)), key=lambda r: order[r.slip.id]))
+        family = (ranked[root.id],) + derived
+        breaks = tuple(dict.fromkeys(item for r in family for item in r.breaks))
+        undercuts = tuple(dict.fromkeys(item for r in family for item in r.undercuts if item not in breaks))
+        out.append(RootCause(root, derived, breaks, undercuts))
+
+    def rank(rc: RootCause) -> tuple:
+        family = (rc.slip,) + tuple(r.slip for r in rc.derived)
+        breaking = any(r.breaks and r.slip.slip_class in BREAKING for r in (ranked[s.id] for s in family))
+        severity = min(SEVERITY.index(s.slip_class) if s.slip_class in SEVERITY else len(SEVERITY) for s in family)
+        return (0 if breaking else 1, -(len(rc.breaks) + len(rc.undercuts)), -len(rc.derived), severity,
+                order[rc.slip.id])
+
+    return sorted(out, key=rank)

@@ -123,7 +123,7 @@ def _headline_table(add, rows, first_column: str, statement_column: str) -> None
 
 
 def headline_markdown(run: RunResult) -> str:
-    """The "What stands and what falls" section followed by the slips ranked by consequence."""
+    """The "What stands and what falls" section followed by the root causes of the slips."""
     lines: list[str] = []
     _headline(lines.append, run)
     _slip_overview(lines.append, run)
@@ -167,29 +167,43 @@ def _headline(add, run: RunResult) -> None:
 def _slip_overview(add, run: RunResult) -> None:
     add('<a id="slips-by-consequence"></a>')
     add("")
-    add("## Slips, by consequence")
+    add("## Root causes")
     add("")
-    ranked = consequence.ranked_slips(run)
+    roots = consequence.root_causes(run)
     caveat_text = pack_of(run).slip_caveat
-    if not ranked:
+    if not roots:
         add("No slip was established by this run.")
         add("")
         return
-    add("Ranked by what they break: a false statement in a headline result first, then by how many headline results "
-        "a slip touches (*breaks*: the slip is in the result itself; *undercuts*: in a claim its proof uses), then by "
-        "class. Details, with the evidence, in the [slip audit](#slip-audit).")
+    derived = sum(len(rc.derived) for rc in roots)
+    add(f"{len(run.slips)} slips, {len(roots)} of them root causes: a slip that follows from no other slip of the run. "
+        f"The other {derived} follow from one (each claim names the slips it follows from) and are listed under it. "
+        "Ranked by what the root cause and the slips under it break: a false statement in a headline result first, then "
+        "by how many headline results they touch (*breaks*: the slip is in the result itself; *undercuts*: in a claim "
+        "its proof uses). The decisive evidence is the first entry the slip rests on; every slip, with its evidence, "
+        "is in the [slip audit](#slip-audit).")
     add("")
-    add("| # | slip | breaks | undercuts | class | what holds instead |")
-    add("|---|---|---|---|---|---|")
-    for i, r in enumerate(ranked, 1):
-        s = r.slip
-        holds = s.holds if len(s.holds) <= 160 else s.holds[:157].rstrip() + "..."
-        breaks = ", ".join(item.title for item in r.breaks) or "–"
-        undercuts = ", ".join(item.title for item in r.undercuts) or "–"
+    add("| # | root cause | what holds instead | decisive evidence | slips that follow from it | breaks | undercuts |")
+    add("|---|---|---|---|---|---|---|")
+    by_key = {r.key: r for r in run.results}
+    pack = pack_of(run)
+    for i, rc in enumerate(roots, 1):
+        s = rc.slip
+        holds = s.holds if len(s.holds) <= 200 else s.holds[:197].rstrip() + "..."
         caveat = f" ({caveat_text})" if caveat_text and s.slip_class in SOURCE_CLASSES else ""
-        add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) | {breaks} | {undercuts} | {s.slip_class} | "
-            f"{_cell(holds)}{_cell(caveat)} |")
+        first = next((by_key[k] for k in s.entries if k in by_key), None)
+        evidence = headline.entry_evidence(first, pack) if first is not None else "the text (no measurement)"
+        follows = ", ".join(f"[`{r.slip.id}`](#{slip_anchor(r.slip.id)})" for r in rc.derived) or "–"
+        breaks = ", ".join(item.title for item in rc.breaks) or "–"
+        undercuts = ", ".join(item.title for item in rc.undercuts) or "–"
+        add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}) | {_cell(holds)}{_cell(caveat)} | "
+            f"{_cell(_short(evidence, 220))} | {follows} | {breaks} | {undercuts} |")
     add("")
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3].rsplit(" ", 1)[0] + " ..."
 
 
 def _run_section(add, run: RunResult) -> None:
@@ -407,8 +421,9 @@ def _slips_section(add, run: RunResult) -> None:
         add("")
         return
     add(f"Each entry is a discrepancy between what the {pack_of(run).noun} states and what holds, with the evidence, in the order "
-        "of the table [Slips, by consequence](#slips-by-consequence).")
+        "of consequence (the table [Root causes](#slips-by-consequence) groups them).")
     add("")
+    present = {t.id for t in run.slips}
     for r in consequence.ranked_slips(run):
         s = r.slip
         add(f'<a id="{slip_anchor(s.id)}"></a>')
@@ -420,6 +435,13 @@ def _slips_section(add, run: RunResult) -> None:
             add("- **Consequence**: " + "; ".join(
                 [f"breaks {', '.join(i.title for i in r.breaks)}"] * bool(r.breaks)
                 + [f"undercuts {', '.join(i.title for i in r.undercuts)}"] * bool(r.undercuts)))
+        if s.causes:
+            add("- **Follows from**: " + ", ".join(
+                f"[`{c}`](#{slip_anchor(c)})" if c in present else f"`{c}` (not established by this run)"
+                for c in s.causes))
+        explains = [t.id for t in run.slips if s.id in t.causes]
+        if explains:
+            add("- **Explains**: " + ", ".join(f"[`{c}`](#{slip_anchor(c)})" for c in explains))
         add(f"- **Stated**: {s.stated}")
         add(f"- **Holds**: {s.holds}")
         add(f"- **Evidence**: {s.evidence}")

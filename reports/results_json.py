@@ -28,11 +28,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from moecl_verify.checks.causes import CauseCycle, check_acyclic
 from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
 from moecl_verify.reports.document import pack_of
 
-# 3: every entry carries its key (checks/entry_key.py) and every slip the keys of the entries it rests on;
+# 3: every entry carries its key (checks/entry_key.py) and every slip the keys of the entries it rests on and
+# the ids of the slips it follows from (checks/causes.py);
 # 2: every entry names the kind of evidence that decided it (evidence_type); 1 lacks it.
 SCHEMA_VERSION = 3
 READABLE_SCHEMAS = (1, 2, 3)
@@ -121,6 +123,7 @@ def load(path: str | Path) -> RunResult:
             holds=s["holds"],
             evidence=s["evidence"],
             entries=tuple(s.get("entries", ())),
+            causes=tuple(s.get("causes", ())),
         )
         for s in doc["slips"]
     )
@@ -218,6 +221,12 @@ def _check(path: Path, doc: Any) -> None:
             raise ResultsFileError(path, f"results[{i}] has the key of results[{seen[key]}] ({key.text}): two "
                                          "entries of one run cannot share one")
         seen[key] = i
+    ids = [s["id"] for s in doc["slips"]]
+    edges = {s["id"]: tuple(c for c in s.get("causes", ()) if c in ids) for s in doc["slips"]}
+    try:
+        check_acyclic(edges)
+    except CauseCycle as exc:
+        raise ResultsFileError(path, f"slips: {exc}") from None
     for verdict, count in doc["summary"].items():
         actual = sum(entry["verdict"] == verdict for entry in doc["results"])
         if count != actual:

@@ -91,3 +91,18 @@ def _schema2_label(key: dict) -> str:
     if key["constant"] is not None:
         bits.append(f"c = {key['constant']:g}")
     return ", ".join(bits)
+
+
+def test_every_declared_cause_is_a_slip_the_pack_can_establish(smoke_run):
+    """A cause names a slip by id; a typo would leave its slip a root cause without a word. Every cause named
+    in the run is a slip of the run or a slip id written in the pack's claims (established at other budgets)."""
+    import re
+
+    from moecl_verify.packs import moe_cl
+
+    run = smoke_run.result()
+    source = "\n".join(p.read_text() for p in Path(moe_cl.__file__).parent.rglob("*.py"))
+    written = set(re.findall(r'id="([A-Za-z0-9_.]+)"', source))
+    named = {c for slip in run.slips for c in slip.causes}
+    assert named, "no slip of the run names a cause"
+    assert named - {s.id for s in run.slips} - written == set()

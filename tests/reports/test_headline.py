@@ -235,3 +235,32 @@ def test_the_report_says_the_source_is_damaged_and_flags_notation_slips():
     assert PACK.slip_caveat in audit.split("<a id=")[0]
     assert text.count(PACK.slip_caveat) == 2  # the notation slip's row and its audit entry, not the other's
 
+
+
+def test_a_root_cause_leads_with_the_slips_that_follow_from_it():
+    """A root cause with two derived slips: one row, the derived slips listed in it, and the headline results
+    the whole family breaks or undercuts; the derived slips get no row of their own, and the audit links both
+    ways."""
+    lemma3 = entry("lemma3", "refuted")
+    slips = (Slip("lemma3.expert_moves", "Lemma 3", "false statement", "-", "the expert moves", "-",
+                  entries=(lemma3.key,)),
+             Slip("prop1.models_keep_moving", "Prop 1", "false statement", "-", "-", "-",
+                  causes=("lemma3.expert_moves",)),
+             Slip("thm1.late_forgetting_identity", "Thm 1", "false statement", "-", "-", "-",
+                  causes=("lemma3.expert_moves",)),
+             Slip("aaa.notation", "-", "notation", "-", "-", "-"))
+    run = run_of(lemma3, entry("prop1", "refuted"), entry("thm1.forgetting_late", "refuted"), slips=slips)
+    roots = consequence.root_causes(run)
+    assert [r.slip.id for r in roots] == ["lemma3.expert_moves", "aaa.notation"]
+    first = roots[0]
+    assert {r.slip.id for r in first.derived} == {"prop1.models_keep_moving", "thm1.late_forgetting_identity"}
+    # Lemma 3 itself breaks no headline result; the slips that follow from it break Proposition 1 and Theorem 1.
+    assert {i.title for i in first.breaks} == {"Proposition 1", "Theorem 1"}
+    text = markdown.render(run)
+    table = text[text.index("## Root causes"):text.index("## The run")]
+    rows = [line for line in table.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
+    assert len(rows) == 2 and "`lemma3.expert_moves`" in rows[0] and "`prop1.models_keep_moving`" in rows[0]
+    assert "4 slips, 2 of them root causes" in table and "`lemma3` (gaussian)" in rows[0]
+    assert "| 3 " not in table
+    audit = text[text.index("## Slip audit"):]
+    assert "- **Follows from**: [`lemma3.expert_moves`]" in audit and "- **Explains**: " in audit

@@ -42,7 +42,7 @@ def test_results_json_has_contract_fields(smoke):
         assert (entry["key"]["claim"], entry["key"]["form"]) == (entry["id"], entry["form"])
         assert "part" not in entry["config"] and "role" not in entry["config"]
     for slip in doc["slips"]:
-        assert list(slip) == ["id", "location", "class", "stated", "holds", "evidence", "entries"]
+        assert list(slip) == ["id", "location", "class", "stated", "holds", "evidence", "entries", "causes"]
     assert doc["interpretations"]
     assert sum(doc["summary"].values()) == len(doc["results"])
 
@@ -196,17 +196,24 @@ def test_scaling_table_lists_fits_with_intervals_and_local_exponents():
     assert low < 0.75 < high and verdict == "confirmed"
 
 
-def test_slips_are_ranked_by_what_they_break(smoke):
-    from moecl_verify.reports.consequence import BREAKING
+def test_slips_are_grouped_under_root_causes_ranked_by_what_they_break(smoke):
+    import re
+
+    from moecl_verify.reports.consequence import BREAKING, root_causes
 
     text = markdown.render(smoke)
-    table = text.split("## Slips, by consequence", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()]
-    assert sorted(row.split(" | ")[1] for row in rows) == sorted(f"[`{s.id}`](#slip-{s.id.replace('.', '-')})"
-                                                                  for s in smoke.slips)
-    # a slip in a headline result whose class makes the statement wrong is never below one that breaks nothing
-    breaking = [i for i, row in enumerate(rows) if row.split(" | ")[2] != "–" and row.split(" | ")[4] in BREAKING]
-    harmless = [i for i, row in enumerate(rows) if row.split(" | ")[2] == "–" and row.split(" | ")[3] == "–"]
+    table = text.split("## Root causes", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    roots = [re.search(r"`([^`]+)`", row[1]).group(1) for row in rows]
+    derived = [d for row in rows for d in re.findall(r"\[`([^`]+)`\]", row[4])]
+    # every slip appears once: as a root cause, or under the root causes it follows from
+    assert sorted(set(roots + derived)) == sorted(s.id for s in smoke.slips) and len(roots) == len(set(roots))
+    ranked = root_causes(smoke)
+    assert roots == [r.slip.id for r in ranked]
+    # a root cause whose family makes a headline statement wrong is never below one that touches nothing
+    breaking = [i for i, r in enumerate(ranked)
+                if any(s.slip_class in BREAKING for s in (r.slip,) + tuple(d.slip for d in r.derived)) and r.breaks]
+    harmless = [i for i, r in enumerate(ranked) if not r.breaks and not r.undercuts]
     assert not breaking or not harmless or max(breaking) < min(harmless)
 
 
@@ -255,3 +262,24 @@ def test_a_file_of_a_pack_not_installed_draws_its_sweep_under_the_name_it_record
     assert "sigma0 range" in text and "[0.05, 0.4]" in text
     written = figures.write(run, tmp_path)
     assert [p.name for p in written] == ["fig_gap_scaling.png"]
+
+
+def test_slips_keep_their_causes_and_a_circle_of_causes_is_refused(tmp_path):
+    from moecl_verify.checks.model import Slip, to_jsonable
+
+    doc = _tiny_document()
+    slips = [Slip("lemma2.statement", "Lemma 2", "wrong constant or exponent", "s", "h", "e"),
+             Slip("cor1.lambda_factor", "Cor 1", "false intermediate step", "s", "h", "e",
+                  causes=("lemma2.statement",))]
+    doc["slips"] = to_jsonable(slips)
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    read = results_json.load(tmp_path / "results.json")
+    assert [s.causes for s in read.slips] == [(), ("lemma2.statement",)]
+    doc["slips"][0]["causes"] = ["cor1.lambda_factor"]
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(results_json.ResultsFileError, match="in a circle"):
+        results_json.read(tmp_path / "results.json")
+    doc["slips"][0]["causes"] = ["lemma2.statement"]  # itself
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(results_json.ResultsFileError, match="in a circle"):
+        results_json.read(tmp_path / "results.json")

@@ -196,6 +196,7 @@ def slips_lemma1(results: list[ClaimResult]) -> list[Slip]:
     if tail is not None and tail.verdict == "refuted":
         out.append(Slip(
             id="lemma1.hoeffding_tail",
+            causes=("lemma1.noise_level_assumption",),
             entries=keys_of(tail),
             location="Appendix C, proof of Lemma 1 (Hoeffding step)",
             slip_class="false intermediate step",

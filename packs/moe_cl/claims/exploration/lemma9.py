@@ -62,6 +62,7 @@ def slips_lemma9(results: list[ClaimResult]) -> list[Slip]:
     main = [r for r in results if r.key.part.startswith(L9_MAIN)]
     return [Slip(
         id="lemma9.count_spread_step",
+        causes=("lemma8.routing_not_balanced",),
         entries=keys_of(step),
         location="Appendix E, proof E.3 (last step, via eq. 32 of Lemma 8)",
         slip_class="false intermediate step",

@@ -235,6 +235,7 @@ def slips_cor1(results: list[ClaimResult]) -> list[Slip]:
     measured = [r for r in results if r.key.part == "measured"]
     return [Slip(
         id="cor1.lambda_factor",
+        causes=("lemma2.statement",),
         entries=keys_of(der, measured),
         location="Appendix C, Corollary 1",
         slip_class="false intermediate step",

@@ -335,6 +335,7 @@ def slips_lemma12(results: list[ClaimResult]) -> list[Slip]:
     if ex is not None and ex.verdict == "refuted":
         out.append(Slip(
             id="lemma12.loc_gradient_nonzero",
+            causes=("lemma3.expert_moves",),
             entries=keys_of(ex, sim),
             location="Appendix E, Lemma 12 (M > N) and proof E.6",
             slip_class="false statement",

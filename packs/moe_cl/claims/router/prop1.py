@@ -118,6 +118,7 @@ def prop1_slips(results: list[ClaimResult]) -> list[Slip]:
         return []
     return [Slip(
         id="prop1.models_keep_moving",
+        causes=("lemma3.expert_moves",),
         entries=keys_of(moved),
         location="Section 4, Proposition 1; Appendix E ('Lemma 1 full version'), proof E.8 (last step, via Lemma 3)",
         slip_class="false statement",

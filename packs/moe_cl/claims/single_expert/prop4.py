@@ -320,6 +320,7 @@ def generalization_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.eq18.same_task_gap",
+                causes=("prop4.appH.same_task_gap",),
                 entries=keys_of(stated, derived),
                 location="Section 5, Proposition 4, eq. (18); Appendix H",
                 slip_class="false statement",
@@ -343,6 +344,7 @@ def _feature_model_slips(results: list[ClaimResult], quantity: str) -> list[Slip
     return [
         Slip(
             id=f"prop4.definition1.{'forgetting' if 'F' in quantity else 'generalization'}",
+            causes=("lemma16.definition1",),
             entries=keys_of(derived_d1, derived_g),
             location="Appendix I.1 (proof of Lemma 16), 'rotational symmetry of the standard normal'; Definition 1",
             slip_class="unstated assumption",

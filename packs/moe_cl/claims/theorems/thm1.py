@@ -274,6 +274,7 @@ def early_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.eq19.bound_fails",
+            causes=("prop4.appH.same_task_gap",),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (19); proof Appendix I.2",
             slip_class="false statement",
@@ -297,6 +298,7 @@ def late_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.late_forgetting_identity",
+            causes=("lemma3.expert_moves",),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1 (t > T1); Lemma 16's first statement",
             slip_class="false statement",
@@ -467,6 +469,7 @@ def m1_specialization_slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="thm1.m1_specialization",
+            causes=("prop4.eq17.s_coefficient",),
             entries=keys_of(failed),
             location="Section 5.1, remark after Theorem 1",
             slip_class="inconsistency between sections",
