@@ -136,6 +136,9 @@ class RunResult:
     # The checked document's title (results.json's "paper"), kept so that a file renders with it even where
     # its pack is not installed.
     title: str = ""
+    # What the reports said when the file was written (results.json's "findings"): derived, so recomputed
+    # wherever the pack is installed, and kept for a file whose pack is not.
+    findings: dict = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}

@@ -23,6 +23,15 @@ def pack_of(run: RunResult) -> packs.Pack:
         return dataclasses.replace(stand_in, swept=swept, swept_symbol=swept) if swept else stand_in
 
 
+def is_installed(run: RunResult) -> bool:
+    """Whether the pack the run names is installed (else :func:`pack_of` gives a stand-in)."""
+    try:
+        packs.get(run.meta.get("pack"))
+    except packs.PackError:
+        return False
+    return True
+
+
 # What a proportion row records besides the swept value.
 _ROW_FIELDS = frozenset({"successes", "trials", "probability", "low", "high"})
 

@@ -4,9 +4,9 @@ Reads a RunResult and computes nothing new: each headline result gathers the
 entries of the claims that measure it, and its verdict is a summary of their
 verdicts under fixed rules (``summarize``):
 
-* only the *statement* is summarized: entries in the ``stated`` form that are
-  not a proof step (``part`` beginning "proof", or a ``.step`` claim).  A
-  false proof step is a slip, but it does not make the statement false;
+* only the *statement* is summarized: entries in the ``stated`` form whose key's
+  role is the statement, not a proof step (:mod:`moecl_verify.checks.entry_key`).
+  A false proof step is a slip, but it does not make the statement false;
 * ``falls``: some statement entry is refuted, under every reading the document
   leaves open (entries without a reading count for every reading);
 * ``depends on the reading``: refuted under one reading, not under another;
@@ -191,8 +191,8 @@ def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
     chain = pack.chain
     per_member: dict[str, list[str]] = {}
     for member in chain.claims:
-        # a member's statement, not the separately registered steps of its proof (``<id>.step1``, ...)
-        entries = [r for r in run.results if matches(r.id, (member,)) and ".step" not in r.id]
+        # a member's statement, not the steps of its proof (registered apart, ``<id>.step1``, ..., or not)
+        entries = [r for r in run.results if matches(r.id, (member,)) and r.key.role == "statement"]
         if entries:
             per_member.setdefault(summarize(entries), []).append(member)
     total = sum(len(v) for v in per_member.values())
@@ -201,7 +201,7 @@ def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
     parts = [f"{len(per_member[v])} {PLURAL[v] if len(per_member[v]) > 1 else v} ({', '.join(per_member[v])})"
              for v in HEADLINE_VERDICTS if per_member.get(v)]
     verdict = next(v for v in HEADLINE_VERDICTS if per_member.get(v))
-    ids = tuple(pack.in_order({r.id for r in run.results if matches(r.id, chain.claims) and ".step" not in r.id}))
+    ids = tuple(pack.in_order({r.id for r in run.results if matches(r.id, chain.claims) and r.key.role == "statement"}))
     return HeadlineRow(chain, verdict, f"of {total} {chain.unit}: " + "; ".join(parts), ids, ())
 
 

@@ -9,7 +9,8 @@ from moecl_verify.checks.kinds.base import cell as _cell
 from moecl_verify.checks.kinds.base import number as num
 from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
-from moecl_verify.reports import consequence, headline, math_text
+from moecl_verify.reports import bottom_line, consequence, headline, math_text
+from moecl_verify.reports.anchors import anchor, section_anchor, slip_anchor
 from moecl_verify.reports.document import pack_of
 
 VERDICT_WORDS = {
@@ -95,19 +96,6 @@ def _figure_list(figures, claim_id: str, kind: str, swept: str = "x") -> list[tu
     return [tuple(v) for v in value]
 
 
-def slip_anchor(slip_id: str) -> str:
-    return "slip-" + slip_id.replace(".", "-")
-
-
-def anchor(claim_id: str) -> str:
-    return "claim-" + claim_id.replace(".", "-")
-
-
-def section_anchor(title: str) -> str:
-    """``Beyond the paper`` -> ``beyond-the-paper``."""
-    return "-".join(title.lower().split())
-
-
 def _link(claim_id: str) -> str:
     return f"[`{claim_id}`](#{anchor(claim_id)})"
 
@@ -123,8 +111,8 @@ def _headline_table(add, rows, first_column: str, statement_column: str) -> None
 
 
 def headline_markdown(run: RunResult) -> str:
-    """The "What stands and what falls" section followed by the root causes of the slips."""
-    lines: list[str] = []
+    """The bottom line, the "What stands and what falls" section and the root causes of the slips."""
+    lines: list[str] = list(bottom_line.markdown(run))
     _headline(lines.append, run)
     _slip_overview(lines.append, run)
     return "\n".join(lines).rstrip("\n")
@@ -256,6 +244,8 @@ def render(run: RunResult, figures: dict | None = None) -> str:
         # A reader must know the state of the text checked before trusting a notation slip.
         add(pack.source_note)
         add("")
+    for line in bottom_line.markdown(run):
+        add(line)
     _headline(add, run)
     _slip_overview(add, run)
     _run_section(add, run)

@@ -31,7 +31,8 @@ from typing import Any
 from moecl_verify.checks.causes import CauseCycle, check_acyclic
 from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
-from moecl_verify.reports.document import pack_of
+from moecl_verify.reports import bottom_line
+from moecl_verify.reports.document import is_installed, pack_of
 
 # 3: every entry carries its key (checks/entry_key.py) and every slip the keys of the entries it rests on and
 # the ids of the slips it follows from (checks/causes.py);
@@ -58,7 +59,17 @@ def as_document(run: RunResult) -> dict:
         "slips": to_jsonable(list(run.slips)),
         "interpretations": to_jsonable(list(run.interpretations)),
         "artifacts": to_jsonable(run.artifacts),
+        # What the reports say, derived from the above (read back, it is recomputed, not trusted).
+        "findings": findings(run),
     }
+
+
+def findings(run: RunResult) -> dict:
+    """The report's findings: recomputed from the run, or as the file recorded them where its pack is not
+    installed (the stand-in declares no headline results to derive them from)."""
+    if run.findings and not is_installed(run):
+        return run.findings
+    return {"bottom_line": [s.to_json() for s in bottom_line.sentences(run)]}
 
 
 def dumps(run: RunResult) -> str:
@@ -129,7 +140,7 @@ def load(path: str | Path) -> RunResult:
     )
     interpretations = tuple(Interpretation(**i) for i in doc["interpretations"])
     return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]), doc.get("artifacts", {}),
-                     str(doc.get("paper") or ""))
+                     str(doc.get("paper") or ""), doc.get("findings", {}))
 
 
 def key_of(entry: dict) -> EntryKey:

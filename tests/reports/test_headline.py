@@ -96,7 +96,7 @@ def test_decisive_evidence_prefers_a_reading_free_refutation_then_exact_then_the
 def test_rows_cover_every_headline_result_and_reviewer_claim():
     run = run_of(entry("prop1", "refuted"), entry("prop2.t1", "confirmed"), entry("c4", "confirmed"),
                  entry("fig2.moe_beats_single", "inconclusive"), entry("lemma3", "refuted"),
-                 entry("lemma7", "confirmed"), entry("lemma11.step1", "refuted"))
+                 entry("lemma7", "confirmed"), entry("lemma11.step1", "refuted", role="proof step"))
     paper, reviewer = headline.rows(run)
     by_title = {r.item.title: r for r in paper + reviewer}
     assert [r.item.title for r in paper] == [i.title for i in PACK.headline] + ["Lemmas 1-16, Corollary 1"]
@@ -119,7 +119,8 @@ def test_headline_opens_the_report_and_links_to_entries():
     run = run_of(entry("prop1", "refuted"), entry("thm1.generalization", "confirmed"))
     text = markdown.render(run)
     lines = text.splitlines()
-    assert lines.index("## What stands and what falls") < 10
+    # the bottom line first, then the headline table
+    assert lines.index("## Bottom line") < 10 < lines.index("## What stands and what falls") < 20
     row = next(line for line in lines if line.startswith("| **Proposition 1**"))
     assert "**falls**" in row and "[`prop1`](#claim-prop1)" in row
     assert '<a id="claim-prop1"></a>' in text  # the link's target exists
@@ -264,3 +265,44 @@ def test_a_root_cause_leads_with_the_slips_that_follow_from_it():
     assert "| 3 " not in table
     audit = text[text.index("## Slip audit"):]
     assert "- **Follows from**: [`lemma3.expert_moves`]" in audit and "- **Explains**: " in audit
+
+
+def test_the_bottom_line_follows_the_verdicts_and_drops_a_cause_whose_entries_stop_deciding():
+    from dataclasses import replace
+
+    from moecl_verify.reports import bottom_line
+
+    lemma3 = entry("lemma3", "refuted")
+    slips = (Slip("lemma3.expert_moves", "Appendix D, Lemma 3", "false statement", "-",
+                  "the expert moves; more text", "-", entries=(lemma3.key,)),
+             Slip("prop1.models_keep_moving", "Prop 1", "false statement", "-", "-", "-",
+                  causes=("lemma3.expert_moves",)),
+             Slip("aaa.notation", "-", "notation", "-", "-", "-"))
+    results = (lemma3, entry("prop1", "refuted"), entry("prop4.forgetting", "confirmed"))
+    found = bottom_line.sentences(run_of(*results, slips=slips))
+    assert [s.kind for s in found] == ["verdicts", "cause"]
+    assert "Proposition 4 stands" in found[0].text and "Proposition 1 and Lemmas 1-16, Corollary 1 fall" in found[0].text
+    cause = found[1]
+    assert cause.slips == ("lemma3.expert_moves", "prop1.models_keep_moving") and cause.entries == (lemma3.key,)
+    assert "the expert moves (" in cause.text and "more text" not in cause.text
+    assert "breaks Proposition 1" in cause.text and "1 more slip follows from it" in cause.text
+    # the same slips, but Lemma 3's entry no longer decides: its sentence goes
+    undecided = (replace(lemma3, verdict="inconclusive"),) + results[1:]
+    without = bottom_line.sentences(run_of(*undecided, slips=slips))
+    assert "cause" not in [s.kind for s in without] and not any("lemma3.expert_moves" in s.text for s in without)
+    # a result the run could not settle is said to be open
+    opened = bottom_line.sentences(run_of(entry("prop1", "inconclusive")))
+    assert [s.kind for s in opened] == ["open"] and "Proposition 1" in opened[0].text
+
+
+def test_the_bottom_line_has_at_most_ten_sentences():
+    from moecl_verify.reports import bottom_line
+
+    results, slips = [], []
+    for claim in ("lemma3", "prop1", "prop2.t1", "prop3", "prop4.forgetting", "thm1.forgetting_early", "thm2.generalization",
+                  "fig2.termination_converges", "fig4.balance", "fig5.generalization", "lemma2", "lemma10"):
+        res = entry(claim, "refuted")
+        results.append(res)
+        slips.append(Slip(f"{claim}.slip", claim, "false statement", "-", "h", "-", entries=(res.key,)))
+    found = bottom_line.sentences(run_of(*results, slips=slips))
+    assert len(found) == bottom_line.MAX_SENTENCES and found[0].kind == "verdicts"

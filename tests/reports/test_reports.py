@@ -45,6 +45,12 @@ def test_results_json_has_contract_fields(smoke):
         assert list(slip) == ["id", "location", "class", "stated", "holds", "evidence", "entries", "causes"]
     assert doc["interpretations"]
     assert sum(doc["summary"].values()) == len(doc["results"])
+    # The bottom line travels with the file: each sentence with the slips and entries it rests on, all of the run.
+    keys = [e["key"] for e in doc["results"]]
+    sentences = doc["findings"]["bottom_line"]
+    assert 1 <= len(sentences) <= 10 and sentences[0]["kind"] == "verdicts"
+    assert all(k in keys for s in sentences for k in s["entries"])
+    assert {i for s in sentences for i in s["slips"]} <= {s["id"] for s in doc["slips"]}
 
 
 def test_round_trip_renders_identically(smoke, tmp_path):

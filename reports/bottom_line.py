@@ -1,0 +1,146 @@
+"""The bottom line: at most ten sentences a reviewer can attach, each generated from decided entries.
+
+Nothing here is typed by hand about a document; every sentence is assembled from the run:
+
+1. what the document gets right and what falls, from the headline results' verdicts
+   (:mod:`moecl_verify.reports.headline`);
+2. one sentence per root cause (:func:`moecl_verify.reports.consequence.root_causes`) that breaks or
+   undercuts a headline result, most consequential first: where it is, what holds instead (the slip's own
+   text, written by its claim from the run's numbers), the decisive number of the first decided entry it
+   rests on, and what it breaks;
+3. what the run could not settle.
+
+A root-cause sentence needs a decided entry: a slip whose entries are all inconclusive (or that rests on no
+entry and is a matter of notation) gives no sentence, so a sentence disappears when its evidence stops
+deciding.  The same sentences go to results.json (``findings.bottom_line``) with the slips and entry keys
+they rest on, so that automation reads what a reader reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from moecl_verify.checks.entry_key import EntryKey
+from moecl_verify.checks.model import RunResult
+from moecl_verify.reports import consequence, headline
+from moecl_verify.reports.anchors import slip_anchor
+from moecl_verify.reports.document import pack_of
+
+MAX_SENTENCES = 10
+# Slip classes that a reader of the bottom line need not see unless the measurements back them.
+TEXT_CLASSES = frozenset({"notation", "transcription"})
+DECIDED = frozenset({"refuted", "confirmed"})
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of the bottom line, in markdown, with what it rests on."""
+
+    kind: str  # "verdicts", "cause" or "open"
+    text: str
+    slips: tuple[str, ...] = ()
+    entries: tuple[EntryKey, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "text": self.text, "slips": list(self.slips),
+                "entries": [k.to_json() for k in self.entries]}
+
+
+def _names(rows) -> str:
+    titles = [row.item.title for row in rows]
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def _clause(text: str, width: int = 170) -> str:
+    """The first clause of a slip's text (up to its first semicolon), shortened at a word."""
+    first = " ".join(text.split(";")[0].split())
+    return first if len(first) <= width else first[: width - 4].rsplit(" ", 1)[0] + " ..."
+
+
+def _verdicts(run: RunResult) -> list[Sentence]:
+    document, _ = headline.rows(run)
+    document = [row for row in document if row.verdict != headline.ABSENT]
+    if not document:
+        return []
+    noun = pack_of(run).noun
+    groups = {v: [row for row in document if row.verdict == v] for v in headline.HEADLINE_VERDICTS}
+    bits = []
+    if groups[headline.STANDS]:
+        bits.append(f"{_names(groups[headline.STANDS])} {'stand' if len(groups[headline.STANDS]) > 1 else 'stands'} "
+                    "(every entry of the statement confirmed)")
+    if groups[headline.PARTLY]:
+        bits.append(f"{_names(groups[headline.PARTLY])} {'are' if len(groups[headline.PARTLY]) > 1 else 'is'} "
+                    "partly confirmed (none refuted)")
+    if groups[headline.FALLS]:
+        bits.append(f"{_names(groups[headline.FALLS])} {'fall' if len(groups[headline.FALLS]) > 1 else 'falls'} "
+                    "(an entry of the statement refuted)")
+    if groups[headline.DEPENDS]:
+        bits.append(f"{_names(groups[headline.DEPENDS])} "
+                    f"{'depend' if len(groups[headline.DEPENDS]) > 1 else 'depends'} on how the {noun} is read")
+    if not bits:
+        return []
+    return [Sentence("verdicts", f"Of the {noun}'s {len(document)} headline results, " + "; ".join(bits) + ".")]
+
+
+def _causes(run: RunResult, room: int) -> list[Sentence]:
+    pack = pack_of(run)
+    by_key = {r.key: r for r in run.results}
+    out = []
+    for rc in consequence.root_causes(run):
+        if len(out) >= room:
+            break
+        if not (rc.breaks or rc.undercuts):
+            continue
+        slip = rc.slip
+        decided = [by_key[k] for k in slip.entries if k in by_key and by_key[k].verdict in DECIDED]
+        if slip.entries and not decided:
+            continue  # its measurements no longer decide: no sentence
+        if not slip.entries and slip.slip_class in TEXT_CLASSES:
+            continue
+        where = slip.location.split(";")[0].strip()
+        text = f"[`{slip.id}`](#{slip_anchor(slip.id)}) ({where}): {_clause(slip.holds)}"
+        if decided:
+            number = headline.entry_evidence(decided[0], pack)
+            text += f" ({_clause(number, 150)})"
+        consequences = []
+        if rc.breaks:
+            consequences.append("breaks " + ", ".join(i.title for i in rc.breaks))
+        if rc.undercuts:
+            consequences.append("undercuts " + ", ".join(i.title for i in rc.undercuts))
+        if rc.derived:
+            n = len(rc.derived)
+            consequences.append(f"{n} more slip{'s follow' if n > 1 else ' follows'} from it")
+        text += ". It " + "; ".join(consequences) + "."
+        out.append(Sentence("cause", text, (slip.id,) + tuple(r.slip.id for r in rc.derived),
+                            tuple(r.key for r in decided)))
+    return out
+
+
+def _open(run: RunResult) -> list[Sentence]:
+    document, _ = headline.rows(run)
+    undecided = [row for row in document if row.verdict in (headline.OPEN, headline.NOT_CHECKABLE)]
+    if not undecided:
+        return []
+    return [Sentence("open", f"Not settled by this run: {_names(undecided)} (no entry of the statement confirmed "
+                             "or refuted at this budget).")]
+
+
+def sentences(run: RunResult) -> list[Sentence]:
+    """The bottom line of ``run``: at most :data:`MAX_SENTENCES` sentences."""
+    head, tail = _verdicts(run), _open(run)
+    return head + _causes(run, MAX_SENTENCES - len(head) - len(tail)) + tail
+
+
+def markdown(run: RunResult) -> list[str]:
+    """The bottom line as report lines (a heading, a short list); empty when the run established nothing."""
+    found = sentences(run)
+    if not found:
+        return []
+    lines = ['<a id="bottom-line"></a>', "", "## Bottom line", ""]
+    for s in found:
+        lines.append(f"- {s.text}")
+    lines.append("")
+    return lines
+
+
+__all__ = ["MAX_SENTENCES", "Sentence", "markdown", "sentences"]
