@@ -14,7 +14,8 @@ them from there, once, when the entry is made; the label a reader sees is render
 (:attr:`EntryKey.label`).
 
 Files of schema 1 and 2 stored only the label, with constant and pool written into it;
-:func:`legacy_key` is the documented mapping from such an entry to its key (docs/results.md).
+:func:`legacy_key` is the documented mapping from such an entry to its key (docs/design.md, "Entry keys,
+and files of schema 1 and 2").
 """
 
 from __future__ import annotations
@@ -158,8 +159,9 @@ def legacy_key(entry: dict) -> EntryKey:
     ``config.hidden_constant``;
     ``part`` the old label with a trailing ``c = …`` removed where the entry has a hidden constant and a
     trailing ``pool k`` removed where its pool is k; ``role`` proof step where the old label starts with
-    "proof" or contains "proof step", or the claim's id contains ".step" (the rule schema 2's headline used),
-    else statement."""
+    "proof" or contains "proof step", where the claim's id contains ".step", and where a stated entry's label
+    starts with "derived" (the entries schema 2's headline kept out of a statement's verdict), else
+    statement."""
     config = entry.get("config") or {}
     key, _ = EntryKey.of(str(entry.get("id") or "?"), entry.get("form") or "stated",
                          {k: v for k, v in config.items() if k not in ("part", "role")})
@@ -175,7 +177,8 @@ def legacy_key(entry: dict) -> EntryKey:
         if named:
             key = replace(key, reading=named.group(1))
     lowered = part.lower()
-    step = (_LEGACY_STEP_ID in key.claim or lowered.startswith(_LEGACY_STEP_PARTS) or "proof step" in lowered)
+    step = (_LEGACY_STEP_ID in key.claim or lowered.startswith(_LEGACY_STEP_PARTS) or "proof step" in lowered
+            or (key.form == "stated" and lowered.startswith("derived")))
     return replace(key, part=part, role="proof step" if step else "statement")
 
 

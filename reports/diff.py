@@ -78,6 +78,20 @@ def entry_key(entry: dict) -> str:
     return results_json.key_of(entry).text
 
 
+def _by_key(entries) -> dict:
+    """Entries by their keys (the fields, not the text a line prints, which rounds a constant)."""
+    return {results_json.key_of(e): _fields(e) for e in entries}
+
+
+def _named(keys) -> dict:
+    """Each key's line; keys whose lines coincide (a constant beyond the printed digits) get their fields."""
+    texts = {k: k.text for k in keys}
+    seen: dict[str, int] = {}
+    for t in texts.values():
+        seen[t] = seen.get(t, 0) + 1
+    return {k: (t if seen[t] == 1 else f"{t} {k.to_json()}") for k, t in texts.items()}
+
+
 def _fields(entry: dict) -> dict:
     """An entry's compared fields; the configuration without what its key holds (the label schema 1 and 2
     kept in it, the reading, features, pool and hidden constant), which the match compared already."""
@@ -100,8 +114,10 @@ def _same(a: Any, b: Any, rel: float) -> bool:
 def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
     """The differences between two results.json dicts. Numbers equal within relative ``rel`` count as equal
     (0: exactly equal, as a rerun of the same command must be)."""
-    before = {entry_key(e): _fields(e) for e in old["results"]}
-    after = {entry_key(e): _fields(e) for e in new["results"]}
+    old_by, new_by = _by_key(old["results"]), _by_key(new["results"])
+    line_of = _named(old_by.keys() | new_by.keys())
+    before = {line_of[k]: v for k, v in old_by.items()}
+    after = {line_of[k]: v for k, v in new_by.items()}
     added = tuple(sorted(after.keys() - before.keys()))
     removed = tuple(sorted(before.keys() - after.keys()))
     verdicts, numbers, text = [], [], []
@@ -122,8 +138,8 @@ def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
         removed += tuple(f"{section}: {k}" for k in sorted(old_items.keys() - new_items.keys()))
         for key in sorted(old_items.keys() & new_items.keys()):
             for name in sorted(old_items[key].keys() | new_items[key].keys()):
-                if name == "entries" and not (name in old_items[key] and name in new_items[key]):
-                    continue  # a slip of schema 1 or 2 did not record its entries
+                if name in ("entries", "causes") and not (old_items[key].get(name) and new_items[key].get(name)):
+                    continue  # not recorded on one side (a slip of schema 1 or 2, or a file rewritten from one)
                 if old_items[key].get(name) != new_items[key].get(name):
                     text.append(Change(f"{section}: {key}", name, old_items[key].get(name),
                                        new_items[key].get(name)))

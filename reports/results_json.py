@@ -232,6 +232,12 @@ def _check(path: Path, doc: Any) -> None:
             raise ResultsFileError(path, f"results[{i}] has the key of results[{seen[key]}] ({key.text}): two "
                                          "entries of one run cannot share one")
         seen[key] = i
+    for i, slip in enumerate(doc["slips"]):
+        for j, stored in enumerate(slip.get("entries", ())):
+            try:
+                EntryKey.from_json(stored)
+            except (TypeError, ValueError) as exc:
+                raise ResultsFileError(path, f"slips[{i}].entries[{j}]: {exc}") from None
     ids = [s["id"] for s in doc["slips"]]
     edges = {s["id"]: tuple(c for c in s.get("causes", ()) if c in ids) for s in doc["slips"]}
     try:

@@ -289,3 +289,35 @@ def test_slips_keep_their_causes_and_a_circle_of_causes_is_refused(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(doc))
     with pytest.raises(results_json.ResultsFileError, match="in a circle"):
         results_json.read(tmp_path / "results.json")
+
+
+def test_diff_matches_entries_by_their_fields_not_by_the_line_it_prints():
+    """Two entries whose keys differ only beyond the printed digits of their constant stay two entries: a
+    verdict that moves in one of them is reported."""
+    from moecl_verify.checks.model import RunResult, exact_result
+    from moecl_verify.reports import diff
+
+    def document(second_verdict):
+        entries = (exact_result("lemma2", "Lemma 2", "bound", "gap", "refuted", "e", "f", hidden_constant=1.0),
+                   exact_result("lemma2", "Lemma 2", "bound", "gap", second_verdict, "e", "f",
+                                hidden_constant=1.0000001))
+        return results_json.as_document(RunResult(entries, (), (), {"seed": 0}, ({
+            "id": "lemma2", "source": "Lemma 2", "kind": "bound", "summary": "s", "notes": "", "statement": "x",
+            "preconditions": []},)))
+
+    old, new = document("inconclusive"), document("refuted")
+    assert old["results"][0]["key"]["constant"] != old["results"][1]["key"]["constant"]
+    result = diff.compare(old, new)
+    assert not result.added and not result.removed
+    assert [(c.old, c.new) for c in result.verdicts] == [("inconclusive", "refuted")]
+    assert not result.same_findings
+
+
+def test_a_slip_entry_that_is_not_a_key_is_one_line_not_a_traceback(tmp_path):
+    doc = _tiny_document()
+    key = dict(doc["results"][0]["key"], pool=1.0)  # JSON Schema counts 1.0 as an integer
+    doc["slips"] = [{"id": "lemma2.statement", "location": "l", "class": "false statement", "stated": "s",
+                     "holds": "h", "evidence": "e", "entries": [key], "causes": []}]
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(results_json.ResultsFileError, match=r"slips\[0\]\.entries\[0\]: .*pool"):
+        results_json.read(tmp_path / "results.json")

@@ -9,8 +9,8 @@ Figure 2), v_n = w_n, M = 5 and K = 3 for Figure 5 as for Figure 4.
 
 Task pools are an outer level of the design (:mod:`packs.moe_cl.experiments.pools`): pool k is drawn from
 ``generator_for(POOL_SEED, "fig45", "pool", N, k)``, independently of the replicate seed; the replicates of
-pool k draw from ``ctx.seed`` with the pool index in their key.  Each pool is its own entry (``part``
-"pool k", config ``pool``, ``pool_seed``).
+pool k draw from ``ctx.seed`` with the pool index in their key.  Each pool is its own entry (its key's
+pool k; config ``pool``, ``pool_seed``).
 
 Also here: the readings both figures report (Figure 2's model readings and the two of Appendix A.4), the
 paired margin and the freeze table; the entry both figures' claims build is :func:`packs.moe_cl.entries.fig45.measurement`.

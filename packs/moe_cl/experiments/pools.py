@@ -25,7 +25,7 @@ def pool_config(k: int) -> dict:
 POOL_NOTE = (
     "Measured on " + ", ".join(f"{sizes.task_pools} task pools at the {budget} budget"
                                for budget, sizes in BUDGETS.items())
-    + f", drawn independently of the replicate seed (pool seed {POOL_SEED}); each pool is its own entry (part "
+    + f", drawn independently of the replicate seed (pool seed {POOL_SEED}); each pool is its own entry (labelled "
     "'pool k'), a refutation names the pool it was found on, and confirmed means the statement holds on the "
     "pools tried."
 )

@@ -25,8 +25,8 @@ sweep of that scale, reported beside the verdict.
 
 The statements are made for the setting, not for one draw of the ground
 truths, so each is measured on several task pools drawn independently of the
-replicate seed (:mod:`packs.moe_cl.experiments.pools`), one entry per pool (part
-"pool k", config ``pool`` and ``pool_seed``): a refutation names its pool, a
+replicate seed (:mod:`packs.moe_cl.experiments.pools`), one entry per pool (its key's
+pool k; config ``pool`` and ``pool_seed``): a refutation names its pool, a
 confirmation holds on the pools tried.  The curves artifact shows pool 0.
 """
 

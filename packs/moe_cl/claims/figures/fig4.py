@@ -16,7 +16,7 @@ Figure 5, are in :mod:`packs.moe_cl.experiments.fig45_runs`).
 
 The statement is made for the setting, not for one draw of the ground truths,
 so it is measured on several task pools drawn independently of the replicate
-seed (:mod:`packs.moe_cl.experiments.pools`), one entry per pool (part "pool k").
+seed (:mod:`packs.moe_cl.experiments.pools`), one entry per pool (its key's pool k).
 Each entry is a criterion "Delta > 0 in every case" (``Measurement``, rule
 ``positive``), decided by the run's error control (:mod:`checks.decide`).
 The routing artifact shows pool 0 only.

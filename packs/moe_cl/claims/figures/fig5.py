@@ -12,8 +12,8 @@ chosen: M = 5 and K = 3 for Figure 5 as for Figure 4.
 
 The statements are made for the setting, not for one draw of the ground
 truths, so each is measured on several task pools drawn independently of the
-replicate seed (:mod:`packs.moe_cl.experiments.pools`), one entry per pool (part
-"pool k").  Each entry is a criterion "Delta > 0 in every case"
+replicate seed (:mod:`packs.moe_cl.experiments.pools`), one entry per pool (its key's
+pool k).  Each entry is a criterion "Delta > 0 in every case"
 (``Measurement``, rule ``positive``), decided by the run's error control
 (:mod:`checks.decide`).  The levels artifact shows pool 0 only.
 """
