@@ -215,13 +215,8 @@ def rows(run: RunResult) -> tuple[list[HeadlineRow], list[HeadlineRow]]:
     return document, reading_rows
 
 
-# Experiments beyond the document (the pack's ``beyond`` group): a stated hypothesis, tested; the answer
-# follows its entries.
-ANSWERS = {STANDS: "yes: the hypothesis held in every case tested",
-           FALLS: "no: the hypothesis failed in some cases",
-           PARTLY: "in part: the hypothesis held in some cases, none contradicted it",
-           OPEN: "not settled at this budget", NOT_CHECKABLE: "not checkable here", ABSENT: "not in this run",
-           DEPENDS: "depends on the reading"}
+# Experiments beyond the document (the pack's ``beyond`` group): a stated hypothesis, tested part by part;
+# the answer follows its entries (:func:`answer_of`).
 
 
 @dataclass(frozen=True)
@@ -236,6 +231,37 @@ class OpenRow:
     evidence: str
 
 
+# What each part of a hypothesis did, in words that follow its entries' verdicts.
+PART_WORDS = {STANDS: "held", FALLS: "failed", PARTLY: "held where decided", OPEN: "not settled",
+              NOT_CHECKABLE: "not checkable", DEPENDS: "depends on the reading", ABSENT: "not in this run"}
+
+
+def _span(entries) -> str:
+    """The range of the measured differences (every case of every entry; the entry's own number where it has
+    no cases), as the answer quotes it."""
+    values = [h["observed"] for r in entries for h in (r.horizons or []) if h.get("observed") is not None]
+    values = values or [r.observed for r in entries if r.observed is not None]
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    return f"Δ = {_num(low, 2)}" if low == high else f"Δ from {_num(low, 2)} to {_num(high, 2)}"
+
+
+def answer_of(entries) -> str:
+    """A hypothesis's answer, part by part (an entry's part names the part and its setting; pools are pooled):
+    whether it held, and the measured differences, so the direction can be read from the numbers."""
+    parts: dict[str, list] = {}
+    for r in entries:
+        parts.setdefault(r.key.part or r.id, []).append(r)
+    out = []
+    for part, group in parts.items():
+        span = _span(group)
+        pools = len({r.key.pool for r in group})
+        where = f" over {pools} pools" if pools > 1 else ""
+        out.append(f"{part}: {PART_WORDS[summarize(group)]}" + (f" ({span}{where})" if span else ""))
+    return "; ".join(out)
+
+
 def open_rows(run: RunResult) -> list[OpenRow]:
     out = []
     pack = pack_of(run)
@@ -243,10 +269,7 @@ def open_rows(run: RunResult) -> list[OpenRow]:
         entries = [r for r in run.results if r.id == claim["id"]]
         verdict = summarize(entries)
         statement = [r for r in entries if is_statement(r)] or entries
-        tally = ", ".join(f"{sum(r.verdict == v for r in statement)} {v.replace('_', ' ')}"
-                          for v in ("confirmed", "refuted", "inconclusive", "not_checkable")
-                          if any(r.verdict == v for r in statement))
-        answer = ANSWERS[verdict] + (f" ({tally} of {len(statement)} cases)" if statement else "")
+        answer = answer_of(statement)
         out.append(OpenRow(claim["id"], claim.get("summary", ""), claim.get("statement", ""), verdict,
                            answer, decisive(entries, verdict, pack=pack)))
     return out
