@@ -51,7 +51,7 @@ def _names(rows) -> str:
     return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
 
 
-def _clause(text: str, width: int = 170) -> str:
+def first_clause(text: str, width: int = 170) -> str:
     """The first clause of a slip's text (up to its first semicolon), shortened at a word."""
     first = " ".join(text.split(";")[0].split())
     return first if len(first) <= width else first[: width - 4].rsplit(" ", 1)[0] + " ..."
@@ -98,10 +98,10 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
         if not slip.entries and slip.slip_class in TEXT_CLASSES:
             continue
         where = slip.location.split(";")[0].strip()
-        text = f"[`{slip.id}`](#{slip_anchor(slip.id)}) ({where}): {_clause(slip.holds)}"
+        text = f"[`{slip.id}`](#{slip_anchor(slip.id)}) ({where}): {first_clause(slip.holds)}"
         if decided:
             number = headline.entry_evidence(decided[0], pack)
-            text += f" ({_clause(number, 150)})"
+            text += f" ({first_clause(number, 150)})"
         consequences = []
         if rc.breaks:
             consequences.append("breaks " + ", ".join(i.title for i in rc.breaks))
@@ -143,4 +143,4 @@ def markdown(run: RunResult) -> list[str]:
     return lines
 
 
-__all__ = ["MAX_SENTENCES", "Sentence", "markdown", "sentences"]
+__all__ = ["MAX_SENTENCES", "Sentence", "first_clause", "markdown", "sentences"]

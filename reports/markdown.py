@@ -100,13 +100,25 @@ def _link(claim_id: str) -> str:
     return f"[`{claim_id}`](#{anchor(claim_id)})"
 
 
-def _headline_table(add, rows, first_column: str, statement_column: str) -> None:
-    add(f"| {first_column} | {statement_column} | verdict | decisive evidence | entries |")
-    add("|---|---|---|---|---|")
+def _why(row, roots) -> str:
+    """The root causes with a slip in the row's claims, itself or one that follows from it (a result that falls
+    says why), most consequential first; "–" where none has."""
+    causes = [rc.slip for rc in roots
+              if any(headline.matches(s.id, row.item.claims) for s in (rc.slip, *(d.slip for d in rc.derived)))]
+    if not causes or row.verdict not in (headline.FALLS, headline.DEPENDS):
+        return "–"
+    first = causes[0]
+    text = f"[`{first.id}`](#{slip_anchor(first.id)}): {_cell(bottom_line.first_clause(first.holds, 120))}"
+    return text + (f" (and {len(causes) - 1} more)" if len(causes) > 1 else "")
+
+
+def _headline_table(add, rows, first_column: str, statement_column: str, roots=()) -> None:
+    add(f"| {first_column} | {statement_column} | verdict | decisive evidence | why (root cause) | entries |")
+    add("|---|---|---|---|---|---|")
     for row in rows:
         links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
         add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {_cell(row.evidence)} | "
-            f"{links} |")
+            f"{_why(row, roots)} | {links} |")
     add("")
 
 
@@ -130,13 +142,14 @@ def _headline(add, run: RunResult) -> None:
         "leaves open, not under another; **stands** = every entry confirmed; **partly confirmed** = some confirmed, "
         "none refuted; **open** = none decided.")
     add("")
-    _headline_table(add, document, "result", f"the {noun} claims")
+    roots = consequence.root_causes(run)
+    _headline_table(add, document, "result", f"the {noun} claims", roots)
     if reading:
         titles = [row.item.title for row in reading]
         span = f"{titles[0]}-{titles[-1]}" if len(titles) > 1 else titles[0]
         add(f"The claims {pack.reading} of the {noun} lists ({span}), measured by the entries named:")
         add("")
-        _headline_table(add, reading, "claim", "the reading states")
+        _headline_table(add, reading, "claim", "the reading states", roots)
     beyond = headline.open_rows(run)
     if beyond:
         add(f"{pack.beyond_title}: questions the {noun} leaves open, each answered by a hypothesis stated before it "

@@ -327,3 +327,17 @@ def test_an_answer_says_part_by_part_what_held_with_the_measured_differences():
     assert answer == ("purity, paper regime: held (Δ from 0.03 to 0.12 over 2 pools); "
                       "forgetting, paper regime: failed (Δ from -0.48 to 0.01 over 2 pools); "
                       "generalization, paper regime: not settled (Δ from -0.01 to 0.02)")
+
+
+def test_a_result_that_falls_says_why_from_its_root_cause():
+    lemma3 = entry("lemma3", "refuted")
+    slips = (Slip("lemma3.expert_moves", "Lemma 3", "false statement", "-", "the expert moves; details", "-",
+                  entries=(lemma3.key,)),
+             Slip("prop1.models_keep_moving", "Prop 1", "false statement", "-", "-", "-",
+                  causes=("lemma3.expert_moves",)))
+    text = markdown.render(run_of(lemma3, entry("prop1", "refuted"), entry("prop4.forgetting", "confirmed"),
+                                  slips=slips))
+    rows = {line.split(" | ")[0].strip("| *"): line for line in text.splitlines() if line.startswith("| **")}
+    assert "[`lemma3.expert_moves`](#slip-lemma3-expert_moves): the expert moves |" in rows["Proposition 1"]
+    assert "details" not in rows["Proposition 1"]
+    assert " | – | " in rows["Proposition 4"]  # it stands: nothing to explain
