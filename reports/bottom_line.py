@@ -27,6 +27,8 @@ from moecl_verify.reports.anchors import slip_anchor
 from moecl_verify.reports.document import pack_of
 
 MAX_SENTENCES = 10
+# Root causes named in the bottom line: the few a reader must know; the rest are one click away.
+MAX_CAUSES = 5
 # Slip classes that a reader of the bottom line need not see unless the measurements back them.
 TEXT_CLASSES = frozenset({"notation", "transcription"})
 DECIDED = frozenset({"refuted", "confirmed"})
@@ -55,6 +57,22 @@ def first_clause(text: str, width: int = 170) -> str:
     """The first clause of a slip's text (up to its first semicolon), shortened at a word."""
     first = " ".join(text.split(";")[0].split())
     return first if len(first) <= width else first[: width - 4].rsplit(" ", 1)[0] + " ..."
+
+
+def _place(location: str) -> str:
+    """Where a slip sits, for a sentence: its location up to a semicolon, without a closing remark in
+    parentheses (a quotation or a note, which the slip audit keeps)."""
+    place = location.split(";")[0].strip()
+    if place.endswith(")"):
+        depth = 0
+        for i in range(len(place) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(place[i], 0)
+            if depth == 0:
+                inner = place[i + 1:-1]
+                if "'" in inner or ":" in inner:
+                    place = place[:i].rstrip()
+                break
+    return first_clause(place, 60)
 
 
 def _verdicts(run: RunResult) -> list[Sentence]:
@@ -97,11 +115,11 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             continue  # its measurements no longer decide: no sentence
         if not slip.entries and slip.slip_class in TEXT_CLASSES:
             continue
-        where = slip.location.split(";")[0].strip()
-        text = f"[`{slip.id}`](#{slip_anchor(slip.id)}) ({where}): {first_clause(slip.holds)}"
+        where = _place(slip.location)
+        text = f"[`{slip.id}`](#{slip_anchor(slip.id)}) ({where}): {first_clause(slip.holds, 120)}"
         if decided:
             number = headline.entry_evidence(decided[0], pack)
-            text += f" ({first_clause(number, 150)})"
+            text += f" ({first_clause(number, 110)})"
         consequences = []
         if rc.breaks:
             consequences.append("breaks " + ", ".join(i.title for i in rc.breaks))
@@ -128,7 +146,7 @@ def _open(run: RunResult) -> list[Sentence]:
 def sentences(run: RunResult) -> list[Sentence]:
     """The bottom line of ``run``: at most :data:`MAX_SENTENCES` sentences."""
     head, tail = _verdicts(run), _open(run)
-    return head + _causes(run, MAX_SENTENCES - len(head) - len(tail)) + tail
+    return head + _causes(run, min(MAX_CAUSES, MAX_SENTENCES - len(head) - len(tail))) + tail
 
 
 def markdown(run: RunResult) -> list[str]:
@@ -143,4 +161,4 @@ def markdown(run: RunResult) -> list[str]:
     return lines
 
 
-__all__ = ["MAX_SENTENCES", "Sentence", "first_clause", "markdown", "sentences"]
+__all__ = ["MAX_CAUSES", "MAX_SENTENCES", "Sentence", "first_clause", "markdown", "sentences"]
