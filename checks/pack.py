@@ -39,6 +39,9 @@ class HeadlineItem:
     group: str
     # What the claims of a chain are called in its summary ("of 16 lemmas: ...").
     unit: str = "claims"
+    # A result that says several things: (what the part says, the claims that measure it) for each, so the
+    # line gives a verdict per part; the line's own verdict still reads every entry of every part.
+    parts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

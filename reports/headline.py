@@ -181,8 +181,12 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     counts = {}
     for r in entries:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    return HeadlineRow(item, verdict, decisive(entries, verdict, item.claims, pack), ids,
-                       tuple(sorted(counts.items())))
+    evidence = decisive(entries, verdict, item.claims, pack)
+    if item.parts:
+        per_part = "; ".join(f"{said}: {summarize([r for r in entries if matches(r.id, claims)])}"
+                             for said, claims in item.parts)
+        evidence = f"By part: {per_part}. {evidence}"
+    return HeadlineRow(item, verdict, evidence, ids, tuple(sorted(counts.items())))
 
 
 def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:

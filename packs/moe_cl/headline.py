@@ -34,15 +34,21 @@ LEMMA_CHAIN = HeadlineItem(
 REVIEWER_ITEMS = (
     # Routing correctness (Proposition 3 (b)) before the experts' stillness (Proposition 1 (b)).
     HeadlineItem("C1", "C1", "experts specialize into task sets and routing becomes correct after O(M/η) rounds",
-                 ("prop3", "prop1"), "reviewer"),
+                 ("prop3", "prop1"), "reviewer",
+                 parts=(("routing becomes correct (Proposition 3)", ("prop3",)),
+                        ("the experts' sets are fixed and the experts settle (Proposition 1)", ("prop1",)))),
     # Two parts: what continued training does to the errors (Figure 2's criterion) and to the routing itself
     # (c2: purity with against without termination, both regimes).  Proposition 2's rates (its own row) are not
     # used here: a gap shrinking more slowly than sigma0^1.75 still shrinks, so a wrong exponent does not
     # refute "destroys the specialization".
     HeadlineItem("C2", "C2", "continued gate training under the balancing loss destroys the specialization",
-                 ("c2", "fig2.no_termination_higher"), "reviewer"),
+                 ("c2", "fig2.no_termination_higher"), "reviewer",
+                 parts=(("the specialization is destroyed (routing purity)", ("c2",)),
+                        ("the errors rise without termination", ("fig2.no_termination_higher",)))),
     HeadlineItem("C3", "C3", "terminating gate updates gives correct routing with balanced load within each set",
-                 ("prop3", "fig4.balance"), "reviewer"),
+                 ("prop3", "fig4.balance"), "reviewer",
+                 parts=(("correct routing after termination (Proposition 3)", ("prop3",)),
+                        ("balanced load within each set (Figure 4)", ("fig4.balance",)))),
     HeadlineItem("C4", "C4", "MoE lowers forgetting and generalization error relative to one expert",
                  ("c4", "fig2.moe_beats_single"), "reviewer"),
     HeadlineItem("C5", "C5", "experts beyond what the tasks need do not help and delay convergence",

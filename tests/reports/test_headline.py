@@ -342,3 +342,18 @@ def test_a_result_that_falls_says_why_from_its_root_cause():
     assert "[`lemma3.expert_moves`](#slip-lemma3-expert_moves): the expert moves |" in rows["Proposition 1"]
     assert "details" not in rows["Proposition 1"]
     assert " | – | " in rows["Proposition 4"]  # it stands: nothing to explain
+
+
+def test_a_reading_with_contradicting_parts_gives_a_verdict_per_part_and_never_stands():
+    """C2 says two things: the specialization is destroyed (c2) and the errors rise (Figure 2's criterion).
+    Entries that confirm one part and refute the other make the line fall, and it names each part's verdict."""
+    run = run_of(entry("c2", "refuted"), entry("fig2.no_termination_higher", "confirmed"))
+    _, reviewer = headline.rows(run)
+    c2 = next(r for r in reviewer if r.item.title == "C2")
+    assert c2.verdict == headline.FALLS
+    assert c2.evidence.startswith("By part: the specialization is destroyed (routing purity): falls; "
+                                  "the errors rise without termination: stands.")
+    # one part confirmed, the other undecided: partly, never stands
+    run = run_of(entry("c2", "inconclusive"), entry("fig2.no_termination_higher", "confirmed"))
+    c2 = next(r for r in headline.rows(run)[1] if r.item.title == "C2")
+    assert c2.verdict == headline.PARTLY and "routing purity): open" in c2.evidence
