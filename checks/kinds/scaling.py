@@ -90,8 +90,12 @@ class ScalingEvidence:
                       f"within {tol:g} of the law); the sweep cannot speak for smaller {x}")
         else:
             verdict = "inconclusive"
-            reason = (f"{shown}: not rejected, but its interval at the threshold reaches more than {tol:g} beyond "
-                      f"the law over {x} in {window}")
+            # The 99% interval the sentence quotes may exclude the law while the family's threshold does not:
+            # say so, with the interval that decided and the tolerance that keeps it from confirming.
+            span = f"[{'-inf' if math.isinf(lo) else f'{lo:.3f}'}, {'inf' if math.isinf(hi) else f'{hi:.3f}'}]"
+            reason = (f"{shown}: not rejected at the run's false-fail rate {threshold:.2g}, whose interval {span} "
+                      f"is wider than the 99% one quoted (which may exclude the law); it reaches more than the "
+                      f"tolerance {tol:g} beyond the law over {x} in {window}, so it neither confirms nor refutes")
         verdict, reason = curvature_guard(self.fit, self.law, k, tol, verdict, reason)
         return Judgement(verdict, reason, tol)
 

@@ -150,3 +150,19 @@ def test_every_kind_is_behind_the_protocol_and_decides_with_its_own_resolution()
             assert entry.evidence_type == tag and entry.min_detectable == pytest.approx(item.detectable(threshold))
             assert len(kinds.TABLES[tag].cells(entry)) == len(kinds.TABLES[tag].columns)
     assert not kinds.is_evidence(object())
+
+
+def test_an_undecided_scaling_entry_names_the_interval_that_decided_and_its_tolerance():
+    """An exponent whose 99% interval excludes the law but whose interval at the family's (far smaller)
+    threshold does not is inconclusive; the sentence gives that interval and the tolerance, so a reader does
+    not take the 99% interval for the test."""
+    fit = _fit(1.0, 0.3)
+    k = fit.exponent + 3.0 * fit.stderr  # outside the 99% interval (2.58 s.e.), inside the 1e-6 one (4.9 s.e.)
+    entry = ScalingEvidence(**COMMON, fit=fit, law="Theta", exponent=k, tolerance=0.01)
+    threshold = 1e-6
+    assert 0.01 > entry.p_value > threshold
+    judged = entry.judge(threshold, False)
+    lo, hi = entry.interval(threshold)
+    assert judged.verdict == "inconclusive" and lo < k < hi
+    assert f"[{lo:.3f}, {hi:.3f}]" in judged.reason and "tolerance 0.01" in judged.reason
+    assert "false-fail rate 1e-06" in judged.reason
