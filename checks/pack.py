@@ -125,6 +125,8 @@ class Pack:
     # (``<name>_range``, rows' ``<name>``) and its symbol on figures and in the report.
     swept: str = "x"
     swept_symbol: str = "x"
+    # How the reports spell symbols the claims write in ASCII (word -> symbol), in prose only.
+    symbols: Mapping[str, str] = field(default_factory=dict)
     # Said on the report's first screen (e.g. how the source text was damaged) and beside the slip audit.
     source_note: str = ""
     slip_caveat: str = ""

@@ -9,7 +9,7 @@ from moecl_verify.checks.kinds.base import cell as _cell
 from moecl_verify.checks.kinds.base import number as num
 from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
-from moecl_verify.reports import bottom_line, consequence, headline, math_text
+from moecl_verify.reports import bottom_line, consequence, headline, math_text, symbols
 from moecl_verify.reports.anchors import anchor, section_anchor, slip_anchor
 from moecl_verify.reports.document import pack_of
 
@@ -127,7 +127,7 @@ def headline_markdown(run: RunResult) -> str:
     lines: list[str] = list(bottom_line.markdown(run))
     _headline(lines.append, run)
     _slip_overview(lines.append, run)
-    return "\n".join(lines).rstrip("\n")
+    return symbols.spell("\n".join(lines).rstrip("\n"), pack_of(run).symbols)
 
 
 def _headline(add, run: RunResult) -> None:
@@ -300,7 +300,7 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     for it in run.interpretations:
         add(f"| {it.id} | {_cell(it.location)} | {_cell(it.issue)} | {_cell(it.choice)} | {it.option or ''} |")
     add("")
-    return "\n".join(lines)
+    return symbols.spell("\n".join(lines), pack.symbols)
 
 
 def entry_label(res) -> str:

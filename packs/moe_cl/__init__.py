@@ -43,6 +43,7 @@ PACK = Pack(
     peak_memory_gb=schedule.PEAK_GB,
     swept="sigma0",
     swept_symbol="σ0",
+    symbols={"sigma0": "σ0", "sigma_t": "σ_t"},
     source_note=texts.SOURCE_NOTE,
     slip_caveat=texts.SOURCE_CAVEAT,
     default=True,
