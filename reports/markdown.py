@@ -366,7 +366,7 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
                 )
             add("")
         scalars = {k: v for k, v in res.config.items() if not _is_table(v)}
-        cfg = ", ".join(f"{k}={v if not isinstance(v, float) else num(v)}" for k, v in scalars.items())
+        cfg = ", ".join(f"{k}={_value(v)}" for k, v in scalars.items())
         add(f"Configuration: {_cell(cfg)}.")
         add("")
         for key, rows in res.config.items():
@@ -376,8 +376,23 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
                 add("| " + " | ".join(rows[0]) + " |")
                 add("|" + "---|" * len(rows[0]))
                 for row in rows:
-                    add("| " + " | ".join(num(v) if isinstance(v, float) else str(v) for v in row.values()) + " |")
+                    add("| " + " | ".join(_cell(_value(v)) for v in row.values()) + " |")
                 add("")
+
+
+def _value(v) -> str:
+    """A configuration value as a reader reads it: a mean with its standard error as "m ± se (n = k)", numbers
+    to four digits, lists and records element by element."""
+    if isinstance(v, float):
+        return num(v)
+    if isinstance(v, dict):
+        if "mean" in v and "stderr" in v:
+            n = f" (n = {v['n']})" if v.get("n") is not None else ""
+            return f"{num(v['mean'])} ± {num(v['stderr'], 2)}{n}"
+        return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
 
 
 def _scaling_section(add, run: RunResult) -> None:

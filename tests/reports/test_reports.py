@@ -321,3 +321,11 @@ def test_a_slip_entry_that_is_not_a_key_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(doc))
     with pytest.raises(results_json.ResultsFileError, match=r"slips\[0\]\.entries\[0\]: .*pool"):
         results_json.read(tmp_path / "results.json")
+
+
+def test_configuration_values_read_as_numbers_not_python_records():
+    from moecl_verify.reports.markdown import _value
+
+    assert _value({"mean": 0.25572, "stderr": 0.0030298362229151006, "n": 200}) == "0.2557 ± 0.003 (n = 200)"
+    assert _value([0.1, {"mean": 1.0, "stderr": 0.5}]) == "[0.1, 1 ± 0.5]"
+    assert _value({"a": 0.123456}) == "{a: 0.1235}" and _value("text") == "text"
