@@ -262,14 +262,11 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     _headline(add, run)
     _slip_overview(add, run)
     _run_section(add, run)
-    add("## Verdicts, by kind of evidence")
+    # The main body ends here; what follows is the detail a reader follows links into.
+    add("Details, below: every claim in the {noun}'s order with its entries and figures, the "
+        "[slip audit](#slip-audit), the [verdicts by kind of evidence](#verdicts-by-kind-of-evidence), the "
+        "[scaling fits](#scaling-fits) and the [readings chosen](#interpretations).".format(noun=noun))
     add("")
-    add(f"One table per kind of evidence, so that every column means one thing; rows in the {noun}'s order. Every entry "
-        "except the exact ones faced the run's Holm threshold (`false-fail rate`); `p` is its p-value against the "
-        "claim.")
-    add("")
-    _evidence_tables(add, run)
-    _scaling_section(add, run)
     add(f"## Claims, in the {noun}'s order")
     add("")
     by_id = {c["id"]: c for c in run.claims}
@@ -289,6 +286,16 @@ def render(run: RunResult, figures: dict | None = None) -> str:
         _claim_section(add, claim, [r for r in run.results if r.id == claim_id],
                        _figure_list(figures, claim_id, claim["kind"], pack.swept))
     _slips_section(add, run)
+    add('<a id="verdicts-by-kind-of-evidence"></a>')
+    add("")
+    add("## Verdicts, by kind of evidence")
+    add("")
+    add(f"One table per kind of evidence, so that every column means one thing; rows in the {noun}'s order. Every entry "
+        "except the exact ones faced the run's Holm threshold (`false-fail rate`); `p` is its p-value against the "
+        "claim.")
+    add("")
+    _evidence_tables(add, run)
+    _scaling_section(add, run)
     add('<a id="interpretations"></a>')
     add("")
     add("## Interpretations")
@@ -401,6 +408,8 @@ def _scaling_section(add, run: RunResult) -> None:
     if not rows:
         return
     x = pack_of(run).swept
+    add('<a id="scaling-fits"></a>')
+    add("")
     add("## Scaling fits")
     add("")
     add(f"Exponent of {x} fitted by least squares on log-log axes, with its 99% bootstrap interval (replicates "
