@@ -18,6 +18,7 @@ they rest on, so that automation reads what a reader reads.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from moecl_verify.checks.entry_key import EntryKey
@@ -63,6 +64,8 @@ def _place(location: str) -> str:
     """Where a slip sits, for a sentence: its location up to a semicolon, without a closing remark in
     parentheses (a quotation or a note, which the slip audit keeps)."""
     place = location.split(";")[0].strip()
+    # a remark in parentheses that quotes the text ("headed 'Lemma 4'") is detail, wherever it stands
+    place = re.sub(r"\s*\((?:[^()]|\([^()]*\))*'(?:[^()]|\([^()]*\))*\)", "", place).strip().rstrip(",")
     if place.endswith(")"):
         depth = 0
         for i in range(len(place) - 1, -1, -1):
