@@ -64,7 +64,7 @@ def _place(location: str) -> str:
     """Where a slip sits, for a sentence: its location up to a semicolon, without a closing remark in
     parentheses (a quotation or a note, which the slip audit keeps)."""
     place = location.split(";")[0].strip()
-    # a remark in parentheses that quotes the text ("headed 'Lemma 4'") is detail, wherever it stands
+    # a remark in parentheses that quotes the text (a heading, a phrase) is detail, wherever it stands
     place = re.sub(r"\s*\((?:[^()]|\([^()]*\))*'(?:[^()]|\([^()]*\))*\)", "", place).strip().rstrip(",")
     if place.endswith(")"):
         depth = 0
