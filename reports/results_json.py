@@ -31,7 +31,7 @@ from typing import Any
 from moecl_verify.checks.causes import CauseCycle, check_acyclic
 from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
-from moecl_verify.reports import bottom_line
+from moecl_verify.reports import bottom_line, headline
 from moecl_verify.reports.document import is_installed, pack_of
 
 # 3: every entry carries its key (checks/entry_key.py) and every slip the keys of the entries it rests on and
@@ -69,7 +69,9 @@ def findings(run: RunResult) -> dict:
     installed (the stand-in declares no headline results to derive them from)."""
     if run.findings and not is_installed(run):
         return run.findings
-    return {"bottom_line": [s.to_json() for s in bottom_line.sentences(run)]}
+    return {"bottom_line": [s.to_json() for s in bottom_line.sentences(run)],
+            "answers": [{"claim": row.claim_id, "question": row.question, "verdict": row.verdict,
+                         "answer": row.answer} for row in headline.open_rows(run)]}
 
 
 def dumps(run: RunResult) -> str:

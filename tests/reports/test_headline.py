@@ -158,6 +158,10 @@ def test_questions_beyond_the_paper_get_their_own_rows_and_section_after_the_pap
                  entry("open.top2", "refuted"), entry("prop1", "refuted"), entry("lemma16", "confirmed"))
     rows = {r.claim_id: r for r in headline.open_rows(run)}
     assert rows["open.rare_task"].verdict == headline.PARTLY and rows["open.top2"].verdict == headline.FALLS
+    from moecl_verify.reports import results_json
+
+    answers = {a["claim"]: a for a in results_json.as_document(run)["findings"]["answers"]}
+    assert answers["open.top2"]["answer"] == rows["open.top2"].answer and answers["open.top2"]["verdict"] == "falls"
     text = markdown.render(run)
     head = text.split("## Root causes")[0]
     assert "| question | answer (hypothesis in the entry's section) | evidence | entries |" in head

@@ -51,6 +51,7 @@ def test_results_json_has_contract_fields(smoke):
     assert 1 <= len(sentences) <= 10 and sentences[0]["kind"] == "verdicts"
     assert all(k in keys for s in sentences for k in s["entries"])
     assert {i for s in sentences for i in s["slips"]} <= {s["id"] for s in doc["slips"]}
+    assert doc["findings"]["answers"] == []  # this run checks no question beyond the paper
 
 
 def test_round_trip_renders_identically(smoke, tmp_path):
