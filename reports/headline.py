@@ -168,10 +168,20 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
     if verdict == PARTLY:
         rest = [r for r in statement if r.verdict != "confirmed"]
         return (f"{len(confirmed)} of {n} entries confirmed, {len(rest)} {rest[0].verdict.replace('_', ' ')}; "
-                + entry_evidence(rest[0], pack))
+                + entry_evidence(rest[0], pack) + _resolution(rest[0]))
     if verdict == NOT_CHECKABLE:
         return entry_evidence(statement[0], pack)
-    return f"{n} entries, none decided; " + entry_evidence(statement[0], pack)
+    return f"{n} entries, none decided; " + entry_evidence(statement[0], pack) + _resolution(statement[0])
+
+
+def _resolution(res) -> str:
+    """What an undecided entry could have seen: the smallest discrepancy its run would have detected, and at
+    how many replicates, so that "open" reads as what it is."""
+    if res.min_detectable is None:
+        return ""
+    replicates = res.config.get("replicates")
+    at = f" with {replicates} replicates" if isinstance(replicates, int) else ""
+    return f"; the run could have detected a discrepancy of {_num(res.min_detectable, 2)} or more{at}"
 
 
 def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:

@@ -361,3 +361,13 @@ def test_a_reading_with_contradicting_parts_gives_a_verdict_per_part_and_never_s
     run = run_of(entry("c2", "inconclusive"), entry("fig2.no_termination_higher", "confirmed"))
     c2 = next(r for r in headline.rows(run)[1] if r.item.title == "C2")
     assert c2.verdict == headline.PARTLY and "routing purity): open" in c2.evidence
+
+
+def test_an_open_line_says_what_the_run_could_have_detected():
+    from dataclasses import replace
+
+    undecided = replace(entry("fig4.balance", "inconclusive"), min_detectable=0.0123,
+                        config={"features": "gaussian", "replicates": 200})
+    row = next(r for r in headline.rows(run_of(undecided))[0] if r.item.title == "Figure 4")
+    assert row.verdict == headline.OPEN
+    assert row.evidence.endswith("; the run could have detected a discrepancy of 0.012 or more with 200 replicates")
