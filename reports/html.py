@@ -86,7 +86,9 @@ def _render_math(latex: str, options: dict) -> str:
 
 
 def _parser(math_renderer=_render_math) -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    # No raw HTML: the report quotes text from results files, which may come from anywhere; the report's own
+    # anchors pass through :func:`_hold_anchors` instead.
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
     dollarmath_plugin(md, double_inline=True, renderer=math_renderer)
     return md
 
@@ -126,9 +128,29 @@ def _mark_verdicts(body: str) -> str:
     return re.sub(rf"<strong>({words})</strong>", mark, body)
 
 
+# The one piece of HTML the report's markdown writes: a link target on a line of its own.
+_ANCHOR_LINE = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', re.M)
+_HELD = re.compile(r"(?:<p>)?\x02anchor(\d+)\x03(?:</p>)?")
+
+
+def _hold_anchors(markdown_text: str) -> tuple[str, list[str]]:
+    """The markdown with each anchor line replaced by a placeholder no text can contain (its control
+    characters are removed from the text first), and the anchors' ids."""
+    ids: list[str] = []
+    markdown_text = markdown_text.replace("\x02", "").replace("\x03", "")  # no text may forge a placeholder
+
+    def hold(match: re.Match) -> str:
+        ids.append(match.group(1))
+        return f"\x02anchor{len(ids) - 1}\x03"
+
+    return _ANCHOR_LINE.sub(hold, markdown_text), ids
+
+
 def render(markdown_text: str, base: Path, title: str = "moecl-verify report") -> str:
-    """The page for a report's markdown; images are read relative to ``base``."""
-    body = _parser().render(markdown_text)
+    """The page for a report's markdown; images are read relative to ``base``.  Any HTML in the text is shown
+    as text, never run."""
+    held, ids = _hold_anchors(markdown_text)
+    body = _HELD.sub(lambda m: f'<a id="{ids[int(m.group(1))]}"></a>', _parser().render(held))
     body = _mark_verdicts(_embed_images(body, base))
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
