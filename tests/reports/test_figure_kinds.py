@@ -311,3 +311,16 @@ def test_figure4_marks_gamma_at_most_lambda_and_says_when_panels_coincide(identi
         widths = {spine.get_linewidth() for spine in ax.spines.values()}
         assert (max(widths) > 2) == m
     assert ("identical" in spec.caption) == identical
+
+
+def test_an_open_question_figure_holds_at_most_six_panels():
+    """An artifact of twelve panels (two regimes of six) is drawn as two figures of six, in order."""
+    from moecl_verify.packs.moe_cl.figures import open_figures
+
+    panel = {"title": "t", "ylabel": "y", "x": [1, 2], "series": [{"label": "a", "mean": [0.1, 0.2],
+                                                                     "lower": [0.0, 0.1], "upper": [0.2, 0.3]}]}
+    data = {"claim": "open.x", "panels": [dict(panel, title=f"p{i}") for i in range(12)]}
+    pieces = open_figures.parts(data)
+    assert [len(p["panels"]) for p in pieces] == [6, 6]
+    assert [p["title"] for p in pieces[1]["panels"]] == [f"p{i}" for i in range(6, 12)]
+    assert open_figures.parts({**data, "panels": data["panels"][:6]}) == [{**data, "panels": data["panels"][:6]}]

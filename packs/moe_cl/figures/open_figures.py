@@ -77,13 +77,32 @@ CAPTION = ("{claim}: each variant's routing purity and errors against the round,
            "exploration and the round where the schedule changes; one quantity per panel")
 
 
+# Panels in one figure: more make a figure a reviewer cannot paste (two regimes of six quantities were 2,700
+# pixels tall).
+MAX_PANELS = 6
+
+
+def parts(data: dict) -> list[dict]:
+    """The artifact cut into figures of at most :data:`MAX_PANELS` panels, in order (the panels come grouped by
+    regime, so each part holds whole regimes where they fit)."""
+    panels = data["panels"]
+    if len(panels) <= MAX_PANELS:
+        return [data]
+    return [{**data, "panels": panels[i:i + MAX_PANELS]} for i in range(0, len(panels), MAX_PANELS)]
+
+
 def specs(run) -> list[kit.FigureSpec]:
-    """One figure per ``open.*`` artifact (``open_<question>``), listed under its claim."""
+    """One figure per ``open.*`` artifact (``open_<question>``), listed under its claim; an artifact of more
+    than :data:`MAX_PANELS` panels gives one figure per part (``..._curves_1.png``, ``..._curves_2.png``)."""
     out = []
     for name, data in sorted(run.artifacts.items()):
         if not (name.startswith("open_") and isinstance(data, dict) and data.get("claim")):
             continue
         claim_id = data["claim"]
-        out.append(kit.FigureSpec((claim_id,), f"fig_{name}_curves.png", CAPTION.format(claim=claim_id),
-                                  lambda claim_id=claim_id, data=data: build_open(claim_id, data)))
+        pieces = parts(data)
+        for k, piece in enumerate(pieces, 1):
+            file = f"fig_{name}_curves.png" if len(pieces) == 1 else f"fig_{name}_curves_{k}.png"
+            caption = CAPTION.format(claim=claim_id) + (f" (part {k} of {len(pieces)})" if len(pieces) > 1 else "")
+            out.append(kit.FigureSpec((claim_id,), file, caption,
+                                      lambda claim_id=claim_id, piece=piece: build_open(claim_id, piece)))
     return out
