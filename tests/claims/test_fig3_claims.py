@@ -239,21 +239,25 @@ def test_mnist_folder_is_used_when_given_and_needs_no_scikit_learn(tmp_path, mon
 
 
 def test_the_drawer_shows_every_definition_metric_and_termination_with_the_single_network(tiny, tmp_path):
-    from moecl_verify.packs.moe_cl.figures.fig3_figures import build_fig3, check_line, draw_fig3
+    from moecl_verify.packs.moe_cl.figures.fig3_figures import MAX_PANELS, build_fig3, check_line, draw_fig3, parts
 
     ctx, _ = tiny
     data = fig3.curves(ctx)
-    fig = build_fig3(data, "tiny")
-    axes = [ax for ax in fig.axes if ax.get_title() and not ax.get_title().startswith("epochs check")]
+    pieces = parts(data)  # one figure per task definition, its epochs check under it
+    figs = [build_fig3(piece, "tiny") for piece in pieces]
+    assert all(len(fig.axes) <= MAX_PANELS for fig in figs)
+    every = [ax for fig in figs for ax in fig.axes]
+    axes = [ax for ax in every if ax.get_title() and not ax.get_title().startswith("epochs check")]
     assert len(axes) == 2 * 4
-    checks = [ax for ax in fig.axes if ax.get_title().startswith("epochs check")]
+    assert [{ax.get_title().split(",")[0] for ax in fig.axes if ax in axes} for fig in figs] == [
+        {"tasks: mirrors"}, {"tasks: split"}]
+    checks = [ax for ax in every if ax.get_title().startswith("epochs check")]
     assert len(checks) == 2 and [t.get_text() for t in checks[0].get_legend().get_texts()] == [
         "1 epochs per round", "2 epochs per round"]
-    assert {ax.get_title().split(",")[0] for ax in axes} == {"tasks: mirrors", "tasks: split"}
     for ax in axes:
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["single network (M = 1)", "M = 4", "M = 7"]
     assert "40 epochs" not in check_line(data["epoch_check"]) and "at 2 epochs" in check_line(data["epoch_check"])
-    one, two = draw_fig3(data, tmp_path / "a.png", "tiny"), draw_fig3(data, tmp_path / "b.png", "tiny")
+    one, two = draw_fig3(pieces[0], tmp_path / "a.png", "tiny"), draw_fig3(pieces[0], tmp_path / "b.png", "tiny")
     assert one.read_bytes() == two.read_bytes()
     missing = build_fig3({"available": False, "reason": "needs jax"}, "tiny")
     assert any("needs jax" in t.get_text() for t in missing.texts)

@@ -2,6 +2,8 @@
 
 * ``fig2_curves``: forgetting and generalization error against rounds for each
   M, with and without termination (the paper's Figure 2), mean with a 99% band.
+* ``fig3_curves``: the same for small networks (the paper's Figure 3), one
+  figure per task definition with its epochs check (:mod:`.fig3_figures`).
 * ``fig4_routing``: for each Gamma, the share of each task's rounds that each
   expert took after the gate froze, one replicate (what the paper's Figure 4
   shows as task/expert scatter); panels with Gamma <= lambda are marked.
@@ -24,7 +26,8 @@ from moecl_verify.packs.moe_cl.figures import fig3_figures
 from moecl_verify.reports import panel_figures as kit
 
 Z99 = kit.Z99
-# artifact name -> (file name, claim ids whose report section shows it)
+# artifact name -> (file name, claim ids whose report section shows it); Figure 3 is drawn in parts, one file each
+# (fig3_figures.parts and file_name: fig_fig3_curves_1.png, ...), all shown in the same sections.
 ARTIFACT_FIGURES = {
     "fig2_curves": ("fig_fig2_curves.png", ("fig2.termination_converges", "fig2.no_termination_higher",
                                             "fig2.moe_beats_single", "fig2.more_experts_no_gain")),
@@ -190,14 +193,6 @@ def captions(run: RunResult) -> dict[str, str]:
             "The paper's Figure 2, reproduced from this run: forgetting F_t (top) and generalization error G_t "
             "(bottom) against the round t for each number of experts M, with termination (left) and without "
             "(right); mean over replicates with its 99% band (± 2.576 s.e.).")
-    if "fig3_curves" in run.artifacts:
-        out["fig3_curves"] = (
-            "The paper's Figure 3, reproduced from this run on small convolutional experts: F_t and G_t against the "
-            "round for M = 1, 4, 7, with and without termination, one row per task definition; mean over "
-            "replicates with its 99% band. The last row is the epochs check: the mean curves of M = 4 with "
-            "termination at the chosen and at twice the epochs per round on the same replicates. Its status is "
-            "settled when the extra epochs change the routed expert's error within a round by at most 10% and "
-            "neither final value is still changing.")
     if "fig4_routing" in run.artifacts:
         data = run.artifacts["fig4_routing"]
         text = ("The paper's Figure 4, reproduced from one replicate: for each termination threshold Γ, the share "
@@ -221,27 +216,45 @@ def captions(run: RunResult) -> dict[str, str]:
 
 
 def builders(run: RunResult) -> dict:
-    """Artifact name -> a function drawing its figure (not saved), for the artifacts present in ``run``."""
+    """Artifact name -> a function drawing its figure (not saved), for the artifacts present in ``run`` drawn as one
+    figure (Figure 3 is drawn in parts: :func:`specs`)."""
     subtitle = kit.run_subtitle(run)
     lam, gammas = thresholds(run)
     table = {
         "fig2_curves": lambda data: build_fig2(data, subtitle),
-        "fig3_curves": lambda data: fig3_figures.build_fig3(data, subtitle),
         "fig4_routing": lambda data: build_fig4(data, subtitle, lam, gammas),
         "fig5_levels": lambda data: build_fig5(data, subtitle, lam, gammas),
     }
     return {name: functools.partial(table[name], run.artifacts[name]) for name in table if name in run.artifacts}
 
 
+def fig3_specs(run: RunResult) -> list[kit.FigureSpec]:
+    """Figure 3's parts (:func:`fig3_figures.parts`), one figure and caption each, shown under every Figure 3 claim."""
+    if "fig3_curves" not in run.artifacts:
+        return []
+    subtitle = kit.run_subtitle(run)
+    claims = ARTIFACT_FIGURES["fig3_curves"][1]
+    return [kit.FigureSpec(claims, fig3_figures.file_name(part), fig3_figures.caption(part),
+                           functools.partial(fig3_figures.build_fig3, part, subtitle))
+            for part in fig3_figures.parts(run.artifacts["fig3_curves"])]
+
+
 def specs(run: RunResult) -> list[kit.FigureSpec]:
     texts = captions(run)
-    return [kit.FigureSpec(ARTIFACT_FIGURES[name][1], ARTIFACT_FIGURES[name][0], texts[name], build)
-            for name, build in builders(run).items()]
+    out = [kit.FigureSpec(ARTIFACT_FIGURES[name][1], ARTIFACT_FIGURES[name][0], texts[name], build)
+           for name, build in builders(run).items()]
+    # Figure 3 after Figure 2, as the paper orders them.
+    at = next((i + 1 for i, spec in enumerate(out) if spec.file == ARTIFACT_FIGURES["fig2_curves"][0]), 0)
+    return out[:at] + fig3_specs(run) + out[at:]
 
 
 def relative_paths(run: RunResult) -> dict[str, str]:
-    """{claim id: figure file} for the artifacts present in ``run``."""
-    return {cid: spec.file for spec in specs(run) for cid in spec.claims}
+    """{claim id: its first figure file} for the artifacts present in ``run``."""
+    out: dict[str, str] = {}
+    for spec in specs(run):
+        for cid in spec.claims:
+            out.setdefault(cid, spec.file)
+    return out
 
 
 def write(run: RunResult, out_dir: Path) -> list[Path]:

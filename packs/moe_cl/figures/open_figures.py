@@ -4,8 +4,10 @@ Each ``open.*`` claim stores one artifact (:func:`packs.moe_cl.experiments.open_
 of one quantity each (routing purity, an error) against the round, per regime and group of variants, with
 the mean over replicates and its 99% band (mean +- 2.576 s.e.) for every variant, the chance level of the
 routing on the purity panels, and vertical lines at the end of exploration and at the round where the
-schedule changes. :func:`draw_open` draws one artifact into one PNG. Never simulates; deterministic (the
-Agg canvas and the default style of :mod:`reports.panel_figures`, no metadata in the PNG).
+schedule changes. :func:`draw_open` draws one artifact into one PNG. A panel may also carry ``references``
+(several dashed lines, as ``reference``) and ``spans`` (shaded ranges of rounds, ``x0``, ``x1``, ``label``):
+:mod:`.c2_figures` draws its panels this way. Never simulates; deterministic (the Agg canvas and the default
+style of :mod:`reports.panel_figures`, no metadata in the PNG).
 """
 
 from __future__ import annotations
@@ -16,6 +18,18 @@ from moecl_verify.reports import panel_figures as kit
 
 REFERENCE_STYLE = {"color": "black", "linewidth": 1.0, "linestyle": "--"}
 VLINE_STYLE = {"color": "#555555", "linewidth": 0.9, "linestyle": ":"}
+SPAN_STYLE = {"color": "#999999", "alpha": 0.15, "linewidth": 0}
+REFERENCE_DASHES = ("--", "-.")  # a second reference line is told apart by its dashes
+
+
+def _references(panel: dict) -> list[dict]:
+    return ([panel["reference"]] if panel.get("reference") else []) + list(panel.get("references", []))
+
+
+def _labels(panel: dict) -> list[str]:
+    """Every labelled thing of a panel, in legend order: the series, the references, the shaded spans."""
+    return ([s["label"] for s in panel["series"]] + [r["label"] for r in _references(panel)]
+            + [s["label"] for s in panel.get("spans", [])])
 
 
 def _points(x: list, mean: list, lower: list, upper: list) -> tuple[list, list, list, list]:
@@ -26,17 +40,17 @@ def _points(x: list, mean: list, lower: list, upper: list) -> tuple[list, list, 
 
 
 def _draw_panel(ax, grid, panel: dict, xlabel: str) -> None:
-    labels = [s["label"] for s in panel["series"]]
+    for span in panel.get("spans", []):
+        ax.axvspan(span["x0"], span["x1"], label=span["label"], **SPAN_STYLE)
     for i, series in enumerate(panel["series"]):
         x, mean, lower, upper = _points(panel["x"], series["mean"], series["lower"], series["upper"])
         color = kit.COLORS[i % len(kit.COLORS)]
         ax.fill_between(x, lower, upper, color=color, alpha=0.18, linewidth=0)
         ax.plot(x, mean, color=color, linewidth=1.3, label=series["label"])
-    reference = panel.get("reference")
-    if reference:
+    for i, reference in enumerate(_references(panel)):
         x, y, _, _ = _points(panel["x"], reference["y"], reference["y"], reference["y"])
-        ax.plot(x, y, label=reference["label"], **REFERENCE_STYLE)
-        labels.append(reference["label"])
+        ax.plot(x, y, label=reference["label"], **{**REFERENCE_STYLE,
+                                                   "linestyle": REFERENCE_DASHES[i % len(REFERENCE_DASHES)]})
     for line in panel.get("vlines", []):
         ax.axvline(line["x"], **VLINE_STYLE)
         ax.annotate(line["label"], xy=(line["x"], 1.0), xycoords=("data", "axes fraction"), xytext=(2, -9),
@@ -44,18 +58,17 @@ def _draw_panel(ax, grid, panel: dict, xlabel: str) -> None:
     ax.set_xlabel(xlabel, fontsize=9)
     ax.set_ylabel(panel["ylabel"], fontsize=9)
     ax.grid(True, alpha=0.3)
-    kit.legend_below(ax, grid, labels)
+    kit.legend_below(ax, grid, _labels(panel))
 
 
 def build_open(claim_id: str, data: dict):
     """The figure of one ``open.*`` artifact, drawn but not saved (tests inspect it)."""
     panels = data["panels"]
     for panel in panels:
-        count = len(panel["series"]) + (1 if panel.get("reference") else 0)
+        count = len(_labels(panel))
         if count > kit.MAX_SERIES:
             raise ValueError(f"{claim_id}: panel {panel['title']!r} has {count} series, at most {kit.MAX_SERIES}")
-    legend_labels = [[s["label"] for s in p["series"]] + ([p["reference"]["label"]] if p.get("reference") else [])
-                     for p in panels]
+    legend_labels = [_labels(p) for p in panels]
     title = (f"{claim_id}: mean over replicates with 99% band (± {kit.Z99} s.e.), task pool {data.get('pool', 0)}"
              f" (pool seed {data.get('pool_seed', '-')})")
     with kit.style():
