@@ -78,6 +78,14 @@ class Slip:
     # the results whose proofs use it fail too.  The report lists a slip under its root cause
     # (:mod:`moecl_verify.checks.causes`).
     causes: tuple[str, ...] = ()
+    # How large the slip is at the document's own configuration (for example a gap evaluated at the
+    # document's parameters, or a margin measured at the settings of its experiment), written by the claim from the run's numbers or
+    # from a derivation; empty where the claim cannot say.  A small effect tells a reader the slip is harmless
+    # in practice, a large one that a headline result rests on it.
+    effect: str = ""
+    # The slip in one plain sentence, for the bottom line ("<the statement> is false: ..."); empty where ``holds``'s
+    # first clause says it well enough.
+    summary: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "entries", tuple(
@@ -173,7 +181,9 @@ def to_jsonable(record: Any) -> Any:
             data = ordered
         if isinstance(record, Slip):
             data["class"] = data.pop("slip_class")
-            data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries", "causes")}
+            data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries", "causes",
+                                         "effect", "summary") if k in ("entries", "causes") or k not in
+                    ("effect", "summary") or data[k]}
         return {k: to_jsonable(v) for k, v in data.items()}
     if isinstance(record, (list, tuple)):
         return [to_jsonable(v) for v in record]

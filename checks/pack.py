@@ -42,6 +42,9 @@ class HeadlineItem:
     # A result that says several things: (what the part says, the claims that measure it) for each, so the
     # line gives a verdict per part; the line's own verdict still reads every entry of every part.
     parts: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # What the line is measured on, in words (data set, scale), where a reader needs it to weigh the verdict
+    # (an experiment run far smaller than the document's); empty where the claims' sections say enough.
+    scope: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,16 @@ class Pack:
     # Said on the report's first screen (e.g. how the source text was damaged) and beside the slip audit.
     source_note: str = ""
     slip_caveat: str = ""
+    # The document's own configuration, where slips state their effect (``Slip.effect``), e.g. "the settings
+    # of its main experiment: N = 7, ..."; the report says it once above the root causes.
+    configuration: str = ""
+    # Answers to the questions beyond the document, in words (reports/headline.py::answer_sentence): for each
+    # beyond claim, for each aspect of its hypothesis (an entry's part up to its first ", ", the rest naming
+    # the setting), what to say when it held and when the opposite held significantly, each with a "{span}"
+    # for the size of the measured differences; and, where a question asks where or how, a function of the
+    # claim's entries that says it from their measurements.
+    answers: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=dict)
+    answer_facts: Mapping[str, Callable] = field(default_factory=dict)
     default: bool = False
 
     def __post_init__(self) -> None:

@@ -118,20 +118,23 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             continue  # its measurements no longer decide: no sentence
         if not slip.entries and slip.slip_class in TEXT_CLASSES:
             continue
-        where = _place(slip.location)
-        text = f"[`{slip.id}`](#{slip_anchor(slip.id)}) ({where}): {first_clause(slip.holds, 120)}"
-        if decided:
-            number = headline.entry_evidence(decided[0], pack)
-            text += f" ({first_clause(number, 110)})"
+        text = slip.summary or f"{_place(slip.location)}: {first_clause(slip.holds, 120)}"
+        _, effect = rc.effect
+        if effect:
+            # its size where the document works says more than the decisive number of a test configuration
+            text += f"; {first_clause(effect, 190)}"
+        elif decided:
+            text += f" ({first_clause(headline.entry_evidence(decided[0], pack, named=False), 110)})"
         consequences = []
         if rc.breaks:
             consequences.append("breaks " + ", ".join(i.title for i in rc.breaks))
         if rc.undercuts:
             consequences.append("undercuts " + ", ".join(i.title for i in rc.undercuts))
+        link = f"[`{slip.id}`](#{slip_anchor(slip.id)})"
         if rc.derived:
             n = len(rc.derived)
-            consequences.append(f"{n} more slip{'s follow' if n > 1 else ' follows'} from it")
-        text += ". It " + "; ".join(consequences) + "."
+            link += f"; {n} slip{'s follow' if n > 1 else ' follows'} from it"
+        text = text.rstrip(". ") + ". It " + "; ".join(consequences) + f" ({link})."
         out.append(Sentence("cause", text, (slip.id,) + tuple(r.slip.id for r in rc.derived),
                             tuple(r.key for r in decided)))
     return out

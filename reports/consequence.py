@@ -80,6 +80,16 @@ class RootCause:
     breaks: tuple[HeadlineItem, ...]
     undercuts: tuple[HeadlineItem, ...]
 
+    @property
+    def effect(self) -> tuple[str, str]:
+        """How large the cause is at the document's own configuration, as (slip id, text): the root's own
+        effect, else that of the first slip following from it that states one (a false lemma shows its size in
+        the result it breaks); ``("", "")`` where no slip of the family says."""
+        for s in (self.slip, *(r.slip for r in self.derived)):
+            if s.effect:
+                return s.id, s.effect
+        return "", ""
+
 
 def root_causes(run: RunResult) -> list[RootCause]:
     """The run's root causes, most consequential first."""

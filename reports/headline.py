@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from typing import Mapping
 
 from moecl_verify.checks.kinds.mean import least_margin
 from moecl_verify.checks.kinds.proportion import count_text, decisive_count
@@ -49,6 +50,13 @@ class HeadlineRow:
     evidence: str
     claim_ids: tuple[str, ...]
     counts: tuple[tuple[str, int], ...]
+    # The entry the evidence quotes (a refutation for a line that falls), so that the line's "why" names the
+    # root cause of that very entry.
+    decisive_key: object = None
+    # The verdict of each part of a result that says several things ("part: verdict; ..."), and what an
+    # undecided line could have detected; both also inside ``evidence``, kept apart for the short table.
+    by_part: str = ""
+    resolution: str = ""
 
 
 def matches(claim_id: str, patterns) -> bool:
@@ -93,11 +101,12 @@ def _where(res) -> str:
     return ", ".join(b for b in (res.key.label, res.key.features) if b)
 
 
-def entry_evidence(res, pack: Pack | None = None) -> str:
-    """The decisive number of one entry, in its own units (``pack`` names the swept parameter's symbol)."""
+def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
+    """The decisive number of one entry, in its own units (``pack`` names the swept parameter's symbol),
+    after the entry's name unless ``named`` is False."""
     kind = res.evidence_type or "mean"
     where = _where(res)
-    prefix = f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
+    prefix = "" if not named else f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
     if kind == "exact":
         text = " ".join((res.evidence or "").split())
         return prefix + (text if len(text) <= 170 else text[:167].rsplit(" ", 1)[0] + " ...")
@@ -142,17 +151,11 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
     """The line's evidence: counts and the entry that decides it.  Refutations are taken from the first of
     ``patterns`` (the item's claims, most pertinent first) that has one, else in the document's order (the
     pack's)."""
-    order = pack.key if pack is not None else (lambda claim_id: ())
     statement = [r for r in entries if is_statement(r)] or list(entries)
     n = len(statement)
     if verdict == ABSENT:
         return "no entry in this run"
-    # The first claim (in the document's order) with a refutation, then its most decisive entry.
-    def pertinence(r) -> int:
-        return next((i for i, p in enumerate(patterns) if matches(r.id, (p,))), len(patterns))
-
-    refuted = sorted((r for r in statement if r.verdict == "refuted"),
-                     key=lambda r: (pertinence(r), order(r.id), _strength(r)))
+    refuted = _refuted_first(statement, patterns, pack)
     confirmed = [r for r in statement if r.verdict == "confirmed"]
     if verdict == FALLS:
         return f"{len(refuted)} of {n} entries refuted; " + entry_evidence(refuted[0], pack)
@@ -174,6 +177,25 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
     return f"{n} entries, none decided; " + entry_evidence(statement[0], pack) + _resolution(statement[0])
 
 
+def _refuted_first(statement, patterns: tuple[str, ...], pack: Pack | None) -> list:
+    """The refuted entries, the decisive one first: the first claim of ``patterns`` (else in the document's
+    order) with a refutation, then its most decisive entry."""
+    order = pack.key if pack is not None else (lambda claim_id: ())
+
+    def pertinence(r) -> int:
+        return next((i for i, p in enumerate(patterns) if matches(r.id, (p,))), len(patterns))
+
+    return sorted((r for r in statement if r.verdict == "refuted"),
+                  key=lambda r: (pertinence(r), order(r.id), _strength(r)))
+
+
+def decisive_entry(entries, patterns: tuple[str, ...] = (), pack: Pack | None = None):
+    """The refutation a falling line quotes (None when nothing is refuted)."""
+    statement = [r for r in entries if is_statement(r)] or list(entries)
+    refuted = _refuted_first(statement, patterns, pack)
+    return refuted[0] if refuted else None
+
+
 def _resolution(res) -> str:
     """What an undecided entry could have seen: the smallest discrepancy its run would have detected, and at
     how many replicates, so that "open" reads as what it is."""
@@ -192,11 +214,23 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     for r in entries:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     evidence = decisive(entries, verdict, item.claims, pack)
+    per_part = ""
     if item.parts:
         per_part = "; ".join(f"{said}: {summarize([r for r in entries if matches(r.id, claims)])}"
                              for said, claims in item.parts)
         evidence = f"By part: {per_part}. {evidence}"
-    return HeadlineRow(item, verdict, evidence, ids, tuple(sorted(counts.items())))
+    first = decisive_entry(entries, item.claims, pack)
+    statement = [r for r in entries if is_statement(r)] or entries
+    undecided = [r for r in statement if r.verdict == "inconclusive"]
+    resolution = ""
+    if undecided and verdict in (PARTLY, OPEN):
+        r = undecided[0]
+        where = _where(r)
+        decided = sum(1 for x in statement if x.verdict in ("confirmed", "refuted"))
+        resolution = (f"{decided} of {len(statement)} entries decided; `{r.id}`{f' ({where})' if where else ''} is not: "
+                      + _resolution(r).lstrip("; ").replace("the run could", "it could"))
+    return HeadlineRow(item, verdict, evidence, ids, tuple(sorted(counts.items())),
+                       first.key if first is not None else None, per_part, resolution)
 
 
 def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
@@ -276,6 +310,73 @@ def answer_of(entries) -> str:
     return "; ".join(out)
 
 
+def _setting_of(part: str) -> tuple[str, str]:
+    """(aspect, setting) of a beyond entry's part: "purity, paper regime" -> ("purity", "paper regime")."""
+    aspect, _, setting = part.partition(", ")
+    return aspect, setting
+
+
+def _magnitudes(entries, sign: float) -> str:
+    values = [sign * h["observed"] for r in entries for h in (r.horizons or []) if h.get("observed") is not None]
+    values = values or [sign * r.observed for r in entries if r.observed is not None]
+    if not values:
+        return "size not measured"
+    low, high = min(values), max(values)
+    if low <= 0:  # some cases of a decided entry went the other way, undecided: quote the largest
+        return f"up to {_num(high, 2)}"
+    return _num(low, 2) if _num(low, 2) == _num(high, 2) else f"{_num(low, 2)}–{_num(high, 2)}"
+
+
+def _joined(settings: list[str]) -> str:
+    return settings[0] if len(settings) == 1 else ", ".join(settings[:-1]) + " and " + settings[-1]
+
+
+def answer_sentence(entries, phrases: Mapping[str, tuple[str, str]]) -> str:
+    """A question's answer in words, aspect by aspect, whose direction follows the decided entries: an
+    aspect that held says ``phrases[aspect][0]``, one whose opposite held significantly ``phrases[aspect][1]``,
+    each with the size of the differences; settings that disagree are named; an undecided setting says "not
+    settled" with its range.  Aspects without phrases fall back to :func:`answer_of`'s words."""
+    aspects: dict[str, dict[str, list]] = {}
+    for r in entries:
+        aspect, setting = _setting_of(r.key.part or r.id)
+        aspects.setdefault(aspect, {}).setdefault(setting, []).append(r)
+    out = []
+    for aspect, settings in aspects.items():
+        if aspect not in phrases:
+            out.append(answer_of([r for group in settings.values() for r in group]))
+            continue
+        held_text, failed_text = phrases[aspect]
+        by_outcome: dict[str, list[str]] = {}
+        for setting, group in settings.items():
+            verdicts = {r.verdict for r in group}
+            outcome = ("failed" if "refuted" in verdicts and "confirmed" not in verdicts else
+                       "held" if "confirmed" in verdicts and "refuted" not in verdicts else
+                       "mixed" if "refuted" in verdicts else "open")
+            by_outcome.setdefault(outcome, []).append(setting)
+        bits = []
+        for outcome in ("held", "failed", "mixed", "open"):
+            names = by_outcome.get(outcome)
+            if not names:
+                continue
+            group = [r for n in names for r in settings[n]]
+            where = "" if len(by_outcome) == 1 or not all(names) else f" in the {_joined(names)}"
+            if outcome == "held":
+                decided = [r for r in group if r.verdict == "confirmed"]
+                bits.append(held_text.format(span=_magnitudes(decided, 1.0)) + where
+                            + ("" if len(decided) == len(group) else " where decided"))
+            elif outcome == "failed":
+                decided = [r for r in group if r.verdict == "refuted"]
+                bits.append(failed_text.format(span=_magnitudes(decided, -1.0)) + where
+                            + ("" if len(decided) == len(group) else " where decided"))
+            elif outcome == "mixed":
+                bits.append(f"{aspect}: opposite directions across task pools{where} ({_span(group)})")
+            else:
+                bits.append(f"{aspect}: not settled{where} ({_span(group)})")
+        out.append("; ".join(bits))
+    text = "; ".join(out)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
 def open_rows(run: RunResult) -> list[OpenRow]:
     out = []
     pack = pack_of(run)
@@ -283,7 +384,12 @@ def open_rows(run: RunResult) -> list[OpenRow]:
         entries = [r for r in run.results if r.id == claim["id"]]
         verdict = summarize(entries)
         statement = [r for r in entries if is_statement(r)] or entries
-        answer = answer_of(statement)
+        phrases = pack.answers.get(claim["id"])
+        answer = answer_sentence(statement, phrases) if phrases else answer_of(statement)
+        facts = pack.answer_facts.get(claim["id"])
+        if facts is not None:
+            said = facts(statement)
+            answer = f"{said} {answer}" if said else answer
         out.append(OpenRow(claim["id"], claim.get("summary", ""), claim.get("statement", ""), verdict,
                            answer, decisive(entries, verdict, pack=pack)))
     return out

@@ -137,6 +137,8 @@ def load(path: str | Path) -> RunResult:
             evidence=s["evidence"],
             entries=tuple(s.get("entries", ())),
             causes=tuple(s.get("causes", ())),
+            effect=s.get("effect", ""),
+            summary=s.get("summary", ""),
         )
         for s in doc["slips"]
     )

@@ -11,7 +11,7 @@ paper's models live in the shared ``theory/`` and ``numeric/`` layers.
 from __future__ import annotations
 
 from moecl_verify.checks.pack import Pack
-from moecl_verify.packs.moe_cl import budgets, commands, headline, options, schedule, texts
+from moecl_verify.packs.moe_cl import answers, budgets, commands, headline, options, schedule, texts
 
 
 def _figures(run) -> list:
@@ -46,5 +46,8 @@ PACK = Pack(
     symbols={"sigma0": "σ0", "sigma_t": "σ_t"},
     source_note=texts.SOURCE_NOTE,
     slip_caveat=texts.SOURCE_CAVEAT,
+    configuration=texts.CONFIGURATION,
+    answers=answers.ANSWERS,
+    answer_facts=answers.ANSWER_FACTS,
     default=True,
 )

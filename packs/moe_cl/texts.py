@@ -21,6 +21,11 @@ SOURCE_NOTE = ("> **The source.** The paper's text checked here is a Chinese ren
                "tool chose where the text is garbled is listed under the readings, and a slip of class *notation* or "
                "*transcription* may be an artifact of that rendering: check it against the original before citing "
                "it.")
+# Where the slips' effects are stated (Slip.effect, packs/moe_cl/claims/effects.py): Figure 2's settings, as
+# packs/moe_cl/experiments/fig2_runs.py::FIG2 holds them (a test checks that the two agree).
+CONFIGURATION = ("Figure 2's configuration (Appendix A.2): N = 7 tasks in K = 3 clusters, d = 10, s = 6 "
+                 "(r = 1 - s/d = 0.4), σ0 = 0.4, η = α = 0.5, λ = 0.3, T = 2000, M in {1, 5, 10, 20}, Definition 1 "
+                 "features")
 SOURCE_CAVEAT = "May be an artifact of the source's damaged LaTeX; check against the original."
 
 # Section 4 (Lemma 1, Propositions 1-3), Section 5 (Proposition 4, Theorems 1-2 and the insights drawn from them;

@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl.entries import effects
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATIONS
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
@@ -254,12 +255,15 @@ def converges_slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="fig2.convergence_not_reproduced",
+            summary="Figure 2's convergence to almost zero error with termination is not reproduced at its "
+            "stated hyperparameters",
             entries=keys_of(refuted),
             location="Section 6, Figure 2(a), (c); Appendix A.2",
             slip_class="unstated assumption" if reproduced else "false statement",
             stated="with termination, forgetting and generalization error of all MoE models converge to almost zero",
             holds=holds,
             evidence=evidence,
+            effect=effects.converges_excess(refuted),
         )
     ]
 

@@ -212,6 +212,8 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
                if between and all(r.verdict == "refuted" for r in between) else "")
         out.append(Slip(
             id="prop3.routing_outside_sets",
+            summary="The gate freezes a few rounds after exploration, before the expert sets separate, so tasks "
+            "keep being routed outside their sets",
             entries=keys_of(outside),
             location="Section 4, Proposition 3; Appendix G (property 1 of the proof)",
             slip_class="false statement",

@@ -41,7 +41,9 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.numeric.single_expert import simulate_single_expert
+from moecl_verify.packs.moe_cl.entries import effects
 from moecl_verify.theory import prop4
+from moecl_verify.theory.symbols import D, T, r, t
 from moecl_verify.theory.closed_form import difference
 
 CONFIG = dict(d=10, s=6, N=6, sigma0=0.4, sigma0_is="std", sigma_t=0.1, beta_max=1.0, signal_scale=1.0)
@@ -296,6 +298,8 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.appH.same_task_gap",
+                summary="Appendix H counts the gap between a task and itself as D instead of 0, so eq. (17) "
+                "misses forgetting that does not vanish",
                 entries=keys_of(corrected, derived),
                 location="Appendix H (proof of Proposition 4, headed 'Lemma 4'), last step",
                 slip_class="false intermediate step",
@@ -306,6 +310,8 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
                 f"gains {_readable_text('forgetting')}, which tends to (1 - r) D, not 0, as t grows",
                 evidence=f"sympy: derived - corrected = {_readable(-prop4.forgetting_gap('corrected'))}; "
                 f"derived form confirmed ({_numbers(derived)}); corrected form refuted ({_numbers(corrected)})",
+                effect=effects.same_task_gaps(-prop4.forgetting_gap("corrected"), prop4.generalization_gap(),
+                                              t, T, r, D),
             )
         )
     slips.extend(_feature_model_slips(results, "E[F_t]"))
@@ -329,6 +335,7 @@ def generalization_slips(results: list[ClaimResult]) -> list[Slip]:
                 f"{_readable_text('generalization')} (the l = i terms that Appendix H counts as D)",
                 evidence=f"sympy: eq. (18) - derived = {_readable(prop4.generalization_gap())}; derived form "
                 f"confirmed ({_numbers(derived)}); eq. (18) refuted ({_numbers(stated)})",
+                effect=effects.generalization_excess(prop4.generalization_gap(), T, r, D),
             )
         )
     slips.extend(_feature_model_slips(results, "E[G_T]"))

@@ -59,6 +59,7 @@ import sympy as sp
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl.entries import effects
 from moecl_verify.packs.moe_cl.entries import conditional_reading, theorems_at_fig2
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
@@ -274,6 +275,7 @@ def early_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.eq19.bound_fails",
+            summary="Theorem 1's forgetting bound eq. (19) fails, for the same reason as eq. (17)",
             causes=("prop4.appH.same_task_gap",),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (19); proof Appendix I.2",
@@ -287,6 +289,7 @@ def early_slips(results) -> list[Slip]:
             "orthonormal w, exact). What holds instead, given the routing, is eq. (42)'s recursion (lemma16, "
             "confirmed for Gaussian features with routing independent of them)",
             evidence=" | ".join(_where(r) + r.evidence.rstrip(".") for r in refuted) + "." + smallest,
+            effect=effects.bound_excess(refuted, "E[F_t]", "eq. (19)"),
         )
     ]
 
@@ -298,6 +301,7 @@ def late_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.late_forgetting_identity",
+            summary="Theorem 1's forgetting after exploration does not decay like 1/t: experts keep moving",
             causes=("lemma3.expert_moves",),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1 (t > T1); Lemma 16's first statement",
@@ -307,6 +311,7 @@ def late_slips(results) -> list[Slip]:
             "keeps accruing; at sigma0 = 0.4 with M = 10 > N ln N the identity is far off. The statement has no "
             "sigma0 -> 0 qualifier, but its proof uses Proposition 1's asymptotic event",
             evidence=" | ".join(_where(r) + r.evidence for r in refuted),
+            effect=effects.identity_excess(refuted, "E[F_t]", "the identity's (T1 - 1)/(t - 1) E[F_T1]"),
         )
     ]
 
@@ -326,6 +331,8 @@ def generalization_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.eq20.bound_fails",
+            summary="Theorem 1's generalization bound eq. (20) fails, exactly at T = 3 given the routing and in "
+            "expectation",
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (20); proof Appendix I.2",
             slip_class="false statement",
@@ -334,6 +341,7 @@ def generalization_slips(results) -> list[Slip]:
             "already at T = 3 (N = 2, M = 3, d = 2, s = 1, orthonormal w: one expert given tasks 1, 1, 2 has "
             "E[G_3 | routing] = 25/24 > 1, exact); the proof's same-task term is again counted as D" + proof_reading,
             evidence=" | ".join(_where(r) + r.evidence for r in refuted),
+            effect=effects.bound_excess(refuted, "E[G_T]", "eq. (20)"),
         )
     ]
 
