@@ -226,11 +226,11 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
         written.extend(figures.write(run, out))
         figure_files = figures.figure_index(run)
     if "md" in formats:
-        written.append(markdown.write(run, out / "report.md", figure_files))
+        written.extend(markdown.write(run, out / "report.md", figure_files))
     if "html" in formats:
         from moecl_verify.reports import html
 
-        written.append(html.write_page(markdown.render(run, figure_files), out, out / "report.html"))
+        written.append(html.write_page(markdown.render_parts(run, figure_files), out, out / "report.html"))
     if "headline" in formats:
         from moecl_verify.reports import headline
 

@@ -26,15 +26,22 @@ _UNKNOWN_COMMAND = re.compile(r"<m[io][^>]*>\\[A-Za-z]+</m[io]>")
 
 STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1a1a1a; margin: 0 auto;
-       max-width: 1180px; padding: 1.5em 2em 4em; }
-h1 { font-size: 1.6em; margin-bottom: .3em; }
-h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+       max-width: 1320px; padding: 1em 2em 4em; }
+h1 { font-size: 1.6em; margin: .2em 0 .3em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 1.1em; }
+h1 + p, h2 + ul { margin-top: .4em; }
 h3 { font-size: 1.05em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .8em 0; font-size: 13px; display: block; overflow-x: auto; }
-th, td { border: 1px solid #d0d0d0; padding: 3px 7px; vertical-align: top; text-align: left; }
+th, td { border: 1px solid #d0d0d0; padding: 2px 6px; vertical-align: top; text-align: left; line-height: 1.35; }
+td > strong[class^="v-"] { white-space: nowrap; }
 th { background: #f3f3f3; }
 code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; font-size: 90%; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
+details.section > summary { cursor: pointer; list-style: none; }
+details.section > summary::-webkit-details-marker { display: none; }
+details.section > summary h2 { display: inline-block; }
+details.section > summary h2::before { content: "▸ "; color: #888; }
+details.section[open] > summary h2::before { content: "▾ "; }
 blockquote { color: #444; border-left: 3px solid #ccc; margin-left: 0; padding-left: 1em; }
 math { font-size: 1.08em; }
 math[display="block"] { margin: .6em 0; overflow-x: auto; }
@@ -146,21 +153,55 @@ def _hold_anchors(markdown_text: str) -> tuple[str, list[str]]:
     return _ANCHOR_LINE.sub(hold, markdown_text), ids
 
 
-def render(markdown_text: str, base: Path, title: str = "moecl-verify report") -> str:
-    """The page for a report's markdown; images are read relative to ``base``.  Any HTML in the text is shown
-    as text, never run."""
+def _body(markdown_text: str, base: Path) -> str:
     held, ids = _hold_anchors(markdown_text)
     body = _HELD.sub(lambda m: f'<a id="{ids[int(m.group(1))]}"></a>', _parser().render(held))
-    body = _mark_verdicts(_embed_images(body, base))
+    return _mark_verdicts(_embed_images(body, base))
+
+
+# A link into a closed section opens it (browsers open <details> for a fragment they hold in most cases; this
+# covers the rest, and a link followed within the page).
+OPEN_TARGET = """<script>
+function openTarget() {
+  var id = decodeURIComponent(location.hash.slice(1)), el = id && document.getElementById(id);
+  for (var p = el; p; p = p.parentElement) { if (p.tagName === 'DETAILS') { p.open = true; } }
+  if (el) { el.scrollIntoView(); }
+}
+window.addEventListener('hashchange', openTarget);
+window.addEventListener('DOMContentLoaded', openTarget);
+</script>"""
+
+
+def _page(body: str, title: str, script: str = "") -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{html_escape.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            f"<title>{html_escape.escape(title)}</title>\n<style>{STYLE}</style>\n{script}</head>\n<body>\n"
             f"{body}</body>\n</html>\n")
 
 
-def write_page(markdown_text: str, base: Path, path: Path) -> Path:
-    """report.html from the report's markdown; figures are read relative to ``base`` and embedded."""
-    path.write_text(render(markdown_text, base), encoding="utf-8")
+def render(markdown_text: str, base: Path, title: str = "moecl-verify report") -> str:
+    """The page for a report's markdown; images are read relative to ``base``.  Any HTML in the text is shown
+    as text, never run."""
+    return _page(_body(markdown_text, base), title)
+
+
+def render_report(report, base: Path, title: str = "moecl-verify report") -> str:
+    """The page for a report in parts (:class:`moecl_verify.reports.markdown.Report`): the main body, then each
+    detail section collapsed under its title, so the page opens on the findings and the details are one click
+    away."""
+    parts = [_body(report.main, base)]
+    for section in report.details:
+        text = section.text.replace(f"## {section.title}\n", "", 1)
+        parts.append(f'<details class="section">\n<summary><h2>{html_escape.escape(section.title)}</h2></summary>\n'
+                     f"{_body(text, base)}</details>\n")
+    return _page("".join(parts), title, OPEN_TARGET)
+
+
+def write_page(markdown_text, base: Path, path: Path) -> Path:
+    """report.html from the report (its markdown, or a :class:`~moecl_verify.reports.markdown.Report` in
+    parts); figures are read relative to ``base`` and embedded."""
+    page = render(markdown_text, base) if isinstance(markdown_text, str) else render_report(markdown_text, base)
+    path.write_text(page, encoding="utf-8")
     return path
 
 

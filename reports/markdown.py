@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from moecl_verify.checks import kinds
@@ -102,14 +104,65 @@ def _link(claim_id: str) -> str:
 
 def _why(row, roots) -> str:
     """The root causes with a slip in the row's claims, itself or one that follows from it (a result that falls
-    says why), most consequential first; "–" where none has."""
-    causes = [rc.slip for rc in roots
-              if any(headline.matches(s.id, row.item.claims) for s in (rc.slip, *(d.slip for d in rc.derived)))]
-    if not causes or row.verdict not in (headline.FALLS, headline.DEPENDS):
+    says why): first the cause of the very entry the line quotes, then the most consequential; "–" where none
+    has."""
+    if row.verdict not in (headline.FALLS, headline.DEPENDS):
+        return "–"
+    causes = why_causes(row, roots)
+    if not causes:
         return "–"
     first = causes[0]
-    text = f"[`{first.id}`](#{slip_anchor(first.id)}): {_cell(bottom_line.first_clause(first.holds, 120))}"
+    said = first.summary or bottom_line.first_clause(first.holds, 120)
+    text = f"[`{first.id}`](#{slip_anchor(first.id)}): {_cell(said)}"
     return text + (f" (and {len(causes) - 1} more)" if len(causes) > 1 else "")
+
+
+def why_causes(row, roots) -> list:
+    """The root-cause slips behind a headline line, the one explaining its decisive entry first."""
+    def family(rc):
+        return (rc.slip, *(d.slip for d in rc.derived))
+
+    touching = [rc for rc in roots if any(headline.matches(s.id, row.item.claims) for s in family(rc))]
+    decisive = [rc for rc in touching if row.decisive_key is not None
+                and any(row.decisive_key in s.entries for s in family(rc))]
+    return [rc.slip for rc in decisive + [rc for rc in touching if rc not in decisive]]
+
+
+def _finding(row, roots) -> str:
+    """What the run found on a line, in a sentence or three: each part's verdict, why it falls (its root
+    cause, linked), what an undecided line could have detected, and what it was measured on."""
+    bits = []
+    if row.by_part:
+        bits.append(f"By part: {row.by_part}.")
+    if row.verdict in (headline.FALLS, headline.DEPENDS):
+        causes = why_causes(row, roots)
+        if causes:
+            first = causes[0]
+            said = first.summary or bottom_line.first_clause(first.holds, 120)
+            bits.append(f"Why: {said} ([`{first.id}`](#{slip_anchor(first.id)})"
+                        + (f", and {len(causes) - 1} more" if len(causes) > 1 else "") + ").")
+    if row.verdict == headline.NOT_CHECKABLE:
+        bits.append(bottom_line.first_clause(row.evidence, 160) + ".")
+    if row.resolution:
+        bits.append(row.resolution[0].upper() + row.resolution[1:] + ".")
+    if row.item.scope:
+        bits.append(f"Measured on {row.item.scope}.")
+    return _cell(" ".join(bits)) or "–"
+
+
+def _finding_table(add, rows, roots) -> None:
+    add("| claim | the reading states | verdict | what the run found |")
+    add("|---|---|---|---|")
+    for row in rows:
+        # the item's claims as it names them (a prefix stands for its family), each linked to its first claim
+        links = ", ".join(f"[`{p}`](#{anchor(first)})" for p in row.item.claims
+                          for first in [next((c for c in row.claim_ids if headline.matches(c, (p,))), None)]
+                          if first)
+        found = _finding(row, roots)
+        if links:
+            found = (found if found != "–" else "") + f" Entries: {links}."
+        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {found.strip()} |")
+    add("")
 
 
 def _headline_table(add, rows, first_column: str, statement_column: str, roots=()) -> None:
@@ -134,22 +187,28 @@ def _headline(add, run: RunResult) -> None:
     pack = pack_of(run)
     noun = pack.noun
     document, reading = headline.rows(run)
+    roots = consequence.root_causes(run)
     add("## What stands and what falls")
     add("")
-    add(f"Each line summarizes the entries of the claims that measure a result, in the {noun}'s statement as printed "
-        "(proof steps, corrections and derived forms are reported below but do not decide these lines): **falls** = "
-        f"some entry refuted under every reading; **depends on the reading** = refuted under one reading the {noun} "
-        "leaves open, not under another; **stands** = every entry confirmed; **partly confirmed** = some confirmed, "
-        "none refuted; **open** = none decided.")
-    add("")
-    roots = consequence.root_causes(run)
-    _headline_table(add, document, "result", f"the {noun} claims", roots)
+    legend = (f"**falls** = an entry of the statement as printed refuted under every reading; **depends on the "
+              f"reading** = refuted under one reading the {noun} leaves open, not another; **stands** = every entry "
+              "confirmed; **partly confirmed** = some confirmed, none refuted; **open** = none decided. Proof steps, "
+              "corrections and derived forms are reported below but do not decide these lines.")
     if reading:
         titles = [row.item.title for row in reading]
         span = f"{titles[0]}-{titles[-1]}" if len(titles) > 1 else titles[0]
-        add(f"The claims {pack.reading} of the {noun} lists ({span}), measured by the entries named:")
+        add(f"The claims {pack.reading} of the {noun} lists ({span}), then the {noun}'s own headline results:")
         add("")
-        _headline_table(add, reading, "claim", "the reading states", roots)
+        _finding_table(add, reading, roots)
+    add(legend)
+    add("")
+    add(f"The {noun}'s headline results, with the entry that decides each:")
+    add("")
+    _headline_table(add, document, "result", f"the {noun} claims", roots)
+    if pack.source_note:
+        # A reader must know the state of the text checked before trusting a notation slip.
+        add(pack.source_note)
+        add("")
     beyond = headline.open_rows(run)
     if beyond:
         add(f"{pack.beyond_title}: questions the {noun} leaves open, each answered by a hypothesis stated before it "
@@ -182,10 +241,12 @@ def _slip_overview(add, run: RunResult) -> None:
         "Ranked by what the root cause and the slips under it break: a false statement in a headline result first, then "
         "by how many headline results they touch (*breaks*: the slip is in the result itself; *undercuts*: in a claim "
         "its proof uses). The decisive evidence is the first entry the slip rests on; every slip, with its evidence, "
-        "is in the [slip audit](#slip-audit).")
+        "is in the [slip audit](#slip-audit)." + (f" Effects are stated at {pack_of(run).configuration}."
+                                                   if pack_of(run).configuration else ""))
     add("")
-    add("| # | root cause | what holds instead | decisive evidence | slips that follow from it | breaks | undercuts |")
-    add("|---|---|---|---|---|---|---|")
+    add("| # | root cause | what holds instead | decisive evidence | effect at the {noun}'s configuration | "
+        "slips that follow from it | breaks | undercuts |".format(noun=pack_of(run).noun))
+    add("|---|---|---|---|---|---|---|---|")
     by_key = {r.key: r for r in run.results}
     pack = pack_of(run)
     for i, rc in enumerate(roots, 1):
@@ -198,8 +259,18 @@ def _slip_overview(add, run: RunResult) -> None:
         breaks = ", ".join(item.title for item in rc.breaks) or "–"
         undercuts = ", ".join(item.title for item in rc.undercuts) or "–"
         add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}) | {_cell(holds)}{_cell(caveat)} | "
-            f"{_cell(_short(evidence, 220))} | {follows} | {breaks} | {undercuts} |")
+            f"{_cell(_short(evidence, 220))} | {_effect_cell(rc)} | {follows} | {breaks} | {undercuts} |")
     add("")
+
+
+def _effect_cell(rc) -> str:
+    """A root cause's size at the document's configuration, naming the slip that states it when that is one
+    following from the root; "–" where no slip of the family says."""
+    slip_id, text = rc.effect
+    if not text:
+        return "–"
+    via = "" if slip_id == rc.slip.id else f" (through [`{slip_id}`](#{slip_anchor(slip_id)}))"
+    return _cell(text) + via
 
 
 def _short(text: str, width: int) -> str:
@@ -239,13 +310,60 @@ def _run_section(add, run: RunResult) -> None:
 SOURCE_CLASSES = ("notation", "transcription")
 
 
+@dataclass(frozen=True)
+class Section:
+    """One section of the report's details: its anchor, its title and its markdown."""
+
+    anchor: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """The report in two parts: the main body a reader reads from the top (bottom line, what stands and what
+    falls, root causes, the run), and the details it links into, section by section."""
+
+    main: str
+    details: tuple[Section, ...]
+
+    def whole(self) -> str:
+        """Main body and details as one document (every link local)."""
+        return "\n".join([self.main.rstrip("\n"), *(d.text.rstrip("\n") for d in self.details)]) + "\n"
+
+    def main_file(self, details_name: str) -> str:
+        """report.md: the main body, its links into the details pointing at ``details_name``."""
+        return _cross_link(self.main, details_name)
+
+    def details_file(self, main_name: str, title: str) -> str:
+        """report-details.md: the details, with a title, their links into the main body pointing at ``main_name``."""
+        text = "\n".join([f"# {title}", "", *(d.text.rstrip("\n") + "\n" for d in self.details)])
+        return _cross_link(text, main_name)
+
+
+_ANCHOR = re.compile(r'^<a id="([^"]+)"></a>$', re.M)
+_LOCAL_LINK = re.compile(r"\]\(#([^)\s]+)\)")
+
+
+def _cross_link(text: str, other: str) -> str:
+    """``text`` with each link to an anchor it does not hold pointed at the file ``other``."""
+    here = set(_ANCHOR.findall(text))
+    return _LOCAL_LINK.sub(lambda m: m.group(0) if m.group(1) in here else f"]({other}#{m.group(1)})", text)
+
+
 def render(run: RunResult, figures: dict | None = None) -> str:
-    """The report; ``figures`` maps claim ids to image paths relative to report.md, or to lists of
-    (path, caption)."""
+    """The whole report as one document; ``figures`` maps claim ids to image paths relative to report.md, or to
+    lists of (path, caption)."""
+    return render_parts(run, figures).whole()
+
+
+def render_parts(run: RunResult, figures: dict | None = None) -> Report:
+    """The report's main body and its detail sections (:class:`Report`)."""
     lines: list[str] = []
     add = lines.append
     pack = pack_of(run)
     noun = pack.noun
+    spell = lambda text: symbols.spell(text, pack.symbols)  # noqa: E731
     add(f"# moecl-verify report: *{pack.title}*")
     add("")
     counts = run.counts()
@@ -253,61 +371,77 @@ def render(run: RunResult, figures: dict | None = None) -> str:
     add(f"{len(run.results)} entries ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
         f"Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
     add("")
-    if pack.source_note:
-        # A reader must know the state of the text checked before trusting a notation slip.
-        add(pack.source_note)
-        add("")
     for line in bottom_line.markdown(run):
         add(line)
     _headline(add, run)
     _slip_overview(add, run)
     _run_section(add, run)
-    # The main body ends here; what follows is the detail a reader follows links into.
-    add("Details, below: every claim in the {noun}'s order with its entries and figures, the "
-        "[slip audit](#slip-audit), the [verdicts by kind of evidence](#verdicts-by-kind-of-evidence), the "
-        "[scaling fits](#scaling-fits) and the [readings chosen](#interpretations).".format(noun=noun))
-    add("")
-    add(f"## Claims, in the {noun}'s order")
-    add("")
     by_id = {c["id"]: c for c in run.claims}
-    beyond_started = False
-    for claim_id in pack.in_order(by_id):
+    ordered = pack.in_order(by_id)
+    sections = [("claims", f"Claims, in the {noun}'s order", [c for c in ordered if not pack.is_beyond(c)])]
+    beyond = [c for c in ordered if pack.is_beyond(c)]
+    details = []
+    for anchor_id, title, claim_ids in sections:
+        if claim_ids:
+            details.append(Section(anchor_id, title, spell(_claims_text(run, anchor_id, title, claim_ids, figures))))
+    if beyond:
+        title = pack.beyond_title
+        intro = (f"Experiments on questions the {noun} leaves open. They are not statements of the {noun}: each "
+                 "states its hypothesis before it is tested, as a criterion with a direction, and is decided under "
+                 "the run's error control, with the effect size reported either way.")
+        details.append(Section(section_anchor(title), title,
+                               spell(_claims_text(run, section_anchor(title), title, beyond, figures, intro))))
+    for anchor_id, title, writer in (("slip-audit", "Slip audit", _slips_section),
+                                     ("verdicts-by-kind-of-evidence", "Verdicts, by kind of evidence", _kinds_section),
+                                     ("scaling-fits", "Scaling fits", _scaling_section),
+                                     ("interpretations", "Interpretations", _interpretations_section)):
+        part: list[str] = []
+        writer(part.append, run)
+        if part:
+            details.append(Section(anchor_id, title, spell("\n".join(part))))
+    links = ", ".join(f"[{d.title.lower() if i else d.title}](#{d.anchor})" for i, d in enumerate(details))
+    add(f"Details: {links}.")
+    add("")
+    return Report(spell("\n".join(lines)), tuple(details))
+
+
+def _claims_text(run, anchor_id: str, title: str, claim_ids, figures, intro: str = "") -> str:
+    lines: list[str] = [f'<a id="{anchor_id}"></a>', "", f"## {title}", ""]
+    if intro:
+        lines += [intro, ""]
+    by_id = {c["id"]: c for c in run.claims}
+    pack = pack_of(run)
+    for claim_id in claim_ids:
         claim = by_id[claim_id]
-        if pack.is_beyond(claim_id) and not beyond_started:
-            beyond_started = True
-            add(f'<a id="{section_anchor(pack.beyond_title)}"></a>')
-            add("")
-            add(f"## {pack.beyond_title}")
-            add("")
-            add(f"Experiments on questions the {noun} leaves open. They are not statements of the {noun}: each states "
-                "its hypothesis before it is tested, as a criterion with a direction, and is decided under the run's "
-                "error control, with the effect size reported either way.")
-            add("")
-        _claim_section(add, claim, [r for r in run.results if r.id == claim_id],
+        _claim_section(lines.append, claim, [r for r in run.results if r.id == claim_id],
                        _figure_list(figures, claim_id, claim["kind"], pack.swept))
-    _slips_section(add, run)
+    return "\n".join(lines)
+
+
+def _kinds_section(add, run: RunResult) -> None:
     add('<a id="verdicts-by-kind-of-evidence"></a>')
     add("")
     add("## Verdicts, by kind of evidence")
     add("")
-    add(f"One table per kind of evidence, so that every column means one thing; rows in the {noun}'s order. Every entry "
-        "except the exact ones faced the run's Holm threshold (`false-fail rate`); `p` is its p-value against the "
-        "claim.")
+    add(f"One table per kind of evidence, so that every column means one thing; rows in the {pack_of(run).noun}'s "
+        "order. Every entry except the exact ones faced the run's Holm threshold (`false-fail rate`); `p` is its "
+        "p-value against the claim.")
     add("")
     _evidence_tables(add, run)
-    _scaling_section(add, run)
+
+
+def _interpretations_section(add, run: RunResult) -> None:
     add('<a id="interpretations"></a>')
     add("")
     add("## Interpretations")
     add("")
-    add(f"The reading chosen for every point the {noun} leaves ambiguous or garbled.")
+    add(f"The reading chosen for every point the {pack_of(run).noun} leaves ambiguous or garbled.")
     add("")
     add("| id | where | the question | reading chosen | option |")
     add("|---|---|---|---|---|")
     for it in run.interpretations:
         add(f"| {it.id} | {_cell(it.location)} | {_cell(it.issue)} | {_cell(it.choice)} | {it.option or ''} |")
     add("")
-    return symbols.spell("\n".join(lines), pack.symbols)
 
 
 def entry_label(res) -> str:
@@ -472,11 +606,21 @@ def _slips_section(add, run: RunResult) -> None:
         add(f"- **Stated**: {s.stated}")
         add(f"- **Holds**: {s.holds}")
         add(f"- **Evidence**: {s.evidence}")
+        if s.effect:
+            add(f"- **Effect at the {pack_of(run).noun}'s configuration**: {s.effect}")
         if pack_of(run).slip_caveat and s.slip_class in SOURCE_CLASSES:
             add(f"- **Source**: {pack_of(run).slip_caveat}")
         add("")
 
 
-def write(run: RunResult, path: Path, figures: dict[str, str] | None = None) -> Path:
-    path.write_text(render(run, figures), encoding="utf-8")
-    return path
+DETAILS_FILE = "report-details.md"
+
+
+def write(run: RunResult, path: Path, figures: dict[str, str] | None = None) -> list[Path]:
+    """report.md (the main body) at ``path`` and report-details.md beside it (the sections it links into)."""
+    report = render_parts(run, figures)
+    details = path.with_name(DETAILS_FILE)
+    path.write_text(report.main_file(details.name), encoding="utf-8")
+    details.write_text(report.details_file(path.name, f"moecl-verify report, details: *{pack_of(run).title}*"),
+                       encoding="utf-8")
+    return [path, details]

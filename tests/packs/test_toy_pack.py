@@ -54,10 +54,12 @@ def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path
     assert [s["id"] for s in doc["slips"]] == ["var.false.sign"]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert report.startswith("# moecl-verify report: *A textbook identity: the variance of a uniform variable*")
-    assert "## Claims, in the textbook's order" in report and "paper" not in report.lower()
+    details = (out / "report-details.md").read_text(encoding="utf-8")
+    assert "## Claims, in the textbook's order" in details and "paper" not in (report + details).lower()
+    assert "](report-details.md#claims)" in report  # the main body links into its details
     row = next(line for line in report.splitlines() if line.startswith("| **The variance identity**"))
     assert "**stands**" in row
-    assert "var.false.sign" in report and (out / "report.html").is_file()
+    assert "var.false.sign" in report + details and (out / "report.html").is_file()
     junit = (out / "results.junit.xml").read_text(encoding="utf-8")
     assert 'tests="4"' in junit and 'failures="2"' in junit
     assert "The variance identity" in (out / "headline.csv").read_text(encoding="utf-8")

@@ -53,7 +53,7 @@ def test_page_is_self_contained(tmp_path):
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_every_formula_of_the_smoke_report_renders(smoke_run):
-    text = (smoke_run.out / "report.md").read_text(encoding="utf-8")
+    text = "".join((smoke_run.out / name).read_text(encoding="utf-8") for name in ("report.md", "report-details.md"))
     assert html.formula_errors(text) == []
     formulas = re.findall(r"\$\$(.+?)\$\$", text)
     assert len(formulas) > 50
