@@ -43,6 +43,10 @@ class Sentence:
     text: str
     slips: tuple[str, ...] = ()
     entries: tuple[EntryKey, ...] = ()
+    # The claim whose figure shows the sentence's number, and the kind of that figure ("probability",
+    # "scaling", or "" for the claim's first): the report links it; results.json does not need it.
+    figure_of: str = ""
+    figure_kind: str = ""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "text": self.text, "slips": list(self.slips),
@@ -119,7 +123,12 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
         if not slip.entries and slip.slip_class in TEXT_CLASSES:
             continue
         text = slip.summary or f"{_place(slip.location)}: {first_clause(slip.holds, 120)}"
-        _, effect = rc.effect
+        effect_slip, effect = rc.effect
+        shown = next((s for s in (rc.slip, *(r.slip for r in rc.derived)) if s.id == effect_slip), None)
+        figure_of = (shown.entries[0].claim if effect and shown is not None and shown.entries else
+                     decided[0].id if decided else "")
+        figure_kind = ("" if effect or not decided else
+                       {"proportion": "probability", "scaling": "scaling"}.get(decided[0].evidence_type or "", ""))
         if effect:
             # its size where the document works says more than the decisive number of a test configuration
             text += f"; {first_clause(effect, 190)}"
@@ -136,7 +145,7 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             link += f"; {n} slip{'s follow' if n > 1 else ' follows'} from it"
         text = text.rstrip(". ") + ". It " + "; ".join(consequences) + f" ({link})."
         out.append(Sentence("cause", text, (slip.id,) + tuple(r.slip.id for r in rc.derived),
-                            tuple(r.key for r in decided)))
+                            tuple(r.key for r in decided), figure_of, figure_kind))
     return out
 
 
@@ -155,14 +164,22 @@ def sentences(run: RunResult) -> list[Sentence]:
     return head + _causes(run, min(MAX_CAUSES, MAX_SENTENCES - len(head) - len(tail))) + tail
 
 
-def markdown(run: RunResult) -> list[str]:
-    """The bottom line as report lines (a heading, a short list); empty when the run established nothing."""
+def markdown(run: RunResult, figures: dict | None = None) -> list[str]:
+    """The bottom line as report lines (a heading, a short list); empty when the run established nothing.
+    ``figures`` (claim id -> path, or list of (path, caption)) adds a link to the figure that shows a
+    sentence's number."""
     found = sentences(run)
     if not found:
         return []
     lines = ['<a id="bottom-line"></a>', "", "## Bottom line", ""]
     for s in found:
-        lines.append(f"- {s.text}")
+        shown = (figures or {}).get(s.figure_of) if s.figure_of else None
+        paths = [shown] if isinstance(shown, str) else [p for p, _ in shown] if shown else []
+        path = next((p for p in paths if s.figure_kind and s.figure_kind in p), paths[0] if paths else None)
+        text = s.text
+        if path:  # inside the closing parenthesis of the sentence's links where it has one
+            text = text[:-2] + f"; [figure]({path}))." if text.endswith(").") else text + f" [Figure]({path})."
+        lines.append(f"- {text}")
     lines.append("")
     return lines
 

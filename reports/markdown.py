@@ -81,8 +81,21 @@ def _evidence_tables(add, run: RunResult) -> None:
         add("| claim | form | part | verdict | statement checked |")
         add("|---|---|---|---|---|")
         for r in exact:
-            add(f"| `{r.id}` | {r.form} | {_features(r)} | **{r.verdict}** | {_cell(r.formula) or '—'} |")
+            add(f"| `{r.id}` | {r.form} | {_features(r)} | **{r.verdict}** | {statement_cell(r.formula)} |")
         add("")
+
+
+def statement_cell(formula: str) -> str:
+    """An entry's statement in a table cell: inline math for a formula, text for a sentence, "—" for none.
+
+    The formula's own ``|`` are escaped for the table; the table rule takes the escape off before the math
+    sees the formula, so the converter gets it as written (``\\|`` stays a norm).  A sentence's ``$`` is
+    escaped so that it is not read as math."""
+    if not formula or not formula.strip():
+        return "—"
+    if math_text.is_prose(formula):
+        return _cell(math_text.prose(formula).strip().replace("$", "\\$"))
+    return _cell(math_text.inline(formula))
 
 
 def _figure_list(figures, claim_id: str, kind: str, swept: str = "x") -> list[tuple[str, str]]:
@@ -371,7 +384,7 @@ def render_parts(run: RunResult, figures: dict | None = None) -> Report:
     add(f"{len(run.results)} entries ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
         f"Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
     add("")
-    for line in bottom_line.markdown(run):
+    for line in bottom_line.markdown(run, figures):
         add(line)
     _headline(add, run)
     _slip_overview(add, run)

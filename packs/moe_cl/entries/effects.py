@@ -102,8 +102,9 @@ def converges_excess(results) -> str:
     if not by_error:
         return ""
     names = {"F": "forgetting", "G": "generalization error"}
-    return (f"at {SETTING}, the final " + " and ".join(
-        f"{names[e]} {_span(v)}" for e, v in sorted(by_error.items()))
+    said = [f"{names[e]} {_span(v)}" for e, v in sorted(by_error.items())]
+    return (f"at {SETTING}, the final " + said[0] + (" stays" if len(said) == 1 else "")
+            + "".join(f" and the {x}" for x in said[1:]) + (" stay" if len(said) > 1 else "")
         + " above 'almost zero', a tenth of one expert's (M = "
         + ", ".join(str(m) for m in sorted({m for r in refuted for m in r.config.get("experts", ()) if m > 1}))
         + ", " + _pools(len({r.key.pool for r in refuted})) + ")")

@@ -141,8 +141,8 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="lemma3.expert_moves",
-            summary="Lemma 3 is false: an expert given the same task again still moves (it stops only once it "
-            "equals that task's model), so the experts never settle",
+            summary="Lemma 3 is false: an expert given the same task again still moves, so the experts never "
+            "settle",
             entries=keys_of(stated),
             location="Appendix D, Lemma 3 (proof omitted: 'easily proved from eq. (5)')",
             slip_class="false statement",

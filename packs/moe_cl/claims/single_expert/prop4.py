@@ -298,8 +298,7 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.appH.same_task_gap",
-                summary="Appendix H counts the gap between a task and itself as D instead of 0, so eq. (17) "
-                "misses forgetting that does not vanish",
+                summary="Appendix H counts the gap between a task and itself as D instead of 0",
                 entries=keys_of(corrected, derived),
                 location="Appendix H (proof of Proposition 4, headed 'Lemma 4'), last step",
                 slip_class="false intermediate step",
