@@ -1,4 +1,9 @@
-"""report.html: report.md as one self-contained page that works offline.
+"""report.html: the report as one self-contained page that works offline.
+
+The page is the main body (report.md) followed by each detail section (report-details.md) collapsed under
+its title; a link into a section opens it.  The layout keeps the bottom line and the first table of
+"What stands and what falls" on the first screen of a 1400 x 1000 window (checked in Chromium by
+tests/reports/test_report_browser.py).
 
 The markdown is converted by markdown-it-py (CommonMark plus tables and the
 ``$``/``$$`` math syntax of mdit-py-plugins); each formula becomes MathML with
@@ -6,7 +11,8 @@ latex2mathml, which browsers render natively, so no math engine is fetched
 from the network; figures are embedded as ``data:`` URIs.  A formula that
 cannot be converted is shown as its source inside a ``math-error`` element,
 which the tests look for.  Reads report.md's text and the figure files; computes
-nothing.
+nothing.  Formulas in table cells arrive as ``$...$`` with their ``|`` escaped for the table (the table
+rule takes the escape off before the math sees them).
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ _UNKNOWN_COMMAND = re.compile(r"<m[io][^>]*>\\[A-Za-z]+</m[io]>")
 
 STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1a1a1a; margin: 0 auto;
-       max-width: 1320px; padding: 1em 2em 4em; }
+       max-width: 1320px; padding: .6em 2em 4em; }
 h1 { font-size: 1.6em; margin: .2em 0 .3em; }
-h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 1.1em; }
-h1 + p, h2 + ul { margin-top: .4em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .15em; margin: .9em 0 .4em; }
+h1 + p, h2 + ul, h2 + p { margin-top: .4em; }
+li { line-height: 1.42; }
 h3 { font-size: 1.05em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .8em 0; font-size: 13px; display: block; overflow-x: auto; }
 th, td { border: 1px solid #d0d0d0; padding: 2px 6px; vertical-align: top; text-align: left; line-height: 1.35; }
@@ -49,11 +56,12 @@ math[display="block"] { margin: .6em 0; overflow-x: auto; }
 strong.v-falls, strong.v-refuted { color: #b00020; }
 strong.v-stands, strong.v-confirmed { color: #1b7a2e; }
 strong.v-depends, strong.v-partly, strong.v-inconclusive, strong.v-open { color: #8a5a00; }
+strong.v-not-checkable { color: #555; }
 """
 
 VERDICT_CLASSES = {"falls": "v-falls", "refuted": "v-refuted", "stands": "v-stands", "confirmed": "v-confirmed",
                    "depends on the reading": "v-depends", "partly confirmed": "v-partly",
-                   "inconclusive": "v-inconclusive", "open": "v-open"}
+                   "inconclusive": "v-inconclusive", "open": "v-open", "not checkable": "v-not-checkable"}
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ def display(formula: str) -> str:
 
 
 def inline(formula: str) -> str:
+    """Markdown for a formula in running text or a table cell: ``$ ... $`` for mathematics, the sentence for
+    prose."""
     if is_prose(formula):
         return prose(formula)
     return f"${escape_percent(formula.strip())}$"
