@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from moecl_verify.checks.entry_key import EntryKey
+from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.model import RunResult
 from moecl_verify.reports import consequence, headline
 from moecl_verify.reports.anchors import slip_anchor
@@ -122,7 +123,7 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             continue  # its measurements no longer decide: no sentence
         if not slip.entries and slip.slip_class in TEXT_CLASSES:
             continue
-        text = slip.summary or f"{_place(slip.location)}: {first_clause(slip.holds, 120)}"
+        text = plain(slip.summary or f"{_place(slip.location)}: {first_clause(slip.holds, 120)}")
         effect_slip, effect = rc.effect
         shown = next((s for s in (rc.slip, *(r.slip for r in rc.derived)) if s.id == effect_slip), None)
         figure_of = (shown.entries[0].claim if effect and shown is not None and shown.entries else
@@ -131,7 +132,7 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
                        {"proportion": "probability", "scaling": "scaling"}.get(decided[0].evidence_type or "", ""))
         if effect:
             # its size where the document works says more than the decisive number of a test configuration
-            text += f"; {first_clause(effect, 190)}"
+            text += f"; {plain(first_clause(effect, 190))}"
         elif decided:
             text += f" ({first_clause(headline.entry_evidence(decided[0], pack, named=False), 110)})"
         consequences = []

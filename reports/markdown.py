@@ -8,6 +8,7 @@ from pathlib import Path
 
 from moecl_verify.checks import kinds
 from moecl_verify.checks.kinds.base import cell as _cell
+from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.kinds.base import number as num
 from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
@@ -231,7 +232,7 @@ def _headline(add, run: RunResult) -> None:
         add("| question | answer (hypothesis in the entry's section) | evidence | entries |")
         add("|---|---|---|---|")
         for row in beyond:
-            add(f"| {_cell(row.question)} | **{row.answer}** | {_cell(row.evidence)} | {_link(row.claim_id)} |")
+            add(f"| {_cell(row.question)} | {_cell(row.answer)} | {_cell(row.evidence)} | {_link(row.claim_id)} |")
         add("")
     add("The same table as CSV and LaTeX, for citing: `headline.csv`, `headline.tex`.")
     add("")
@@ -482,7 +483,7 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
     add("Preconditions: " + "; ".join(claim["preconditions"]).rstrip(".") + ".")
     add("")
     if claim.get("notes"):
-        add(f"> {claim['notes']}")
+        add(f"> {plain(claim['notes'])}")
         add("")
     shown = set()
     for res in results:
@@ -507,7 +508,7 @@ def _claim_section(add, claim: dict, results, figures: list[tuple[str, str]]) ->
     for res in results:
         add(f"### `{res.id}`: {entry_label(res)}: **{res.verdict}**")
         add("")
-        add(res.evidence)
+        add(plain(res.evidence))
         add("")
         if res.horizons:
             hname = next(iter(res.horizons[0]))  # the case column: t, T or a labelled case
@@ -616,11 +617,11 @@ def _slips_section(add, run: RunResult) -> None:
         explains = [t.id for t in run.slips if s.id in t.causes]
         if explains:
             add("- **Explains**: " + ", ".join(f"[`{c}`](#{slip_anchor(c)})" for c in explains))
-        add(f"- **Stated**: {s.stated}")
-        add(f"- **Holds**: {s.holds}")
-        add(f"- **Evidence**: {s.evidence}")
+        add(f"- **Stated**: {plain(s.stated)}")
+        add(f"- **Holds**: {plain(s.holds)}")
+        add(f"- **Evidence**: {plain(s.evidence)}")
         if s.effect:
-            add(f"- **Effect at the {pack_of(run).noun}'s configuration**: {s.effect}")
+            add(f"- **Effect at the {pack_of(run).noun}'s configuration**: {plain(s.effect)}")
         if pack_of(run).slip_caveat and s.slip_class in SOURCE_CLASSES:
             add(f"- **Source**: {pack_of(run).slip_caveat}")
         add("")

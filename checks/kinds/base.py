@@ -18,6 +18,8 @@ A kind is one module of :mod:`moecl_verify.checks.kinds`, registered in its ``__
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Protocol, runtime_checkable
 
@@ -76,9 +78,22 @@ def p_text(p) -> str:
     return "< 1e-300" if p == 0 else f"{p:.2g}"
 
 
+# What markdown must leave as written inside prose: code spans, math, link destinations.
+_KEEP = re.compile(r"(`[^`]*`|\$\$.+?\$\$|\$[^$\n]+?\$|\]\([^)\s]*\))")
+
+
+def plain(text: str) -> str:
+    """Prose from a results file with its ``*`` and ``_`` taken literally: claims write ASCII mathematics
+    (``sqrt(2)*sqrt(eta)``, ``||X||_inf``) that markdown would otherwise turn into emphasis.  Code spans,
+    ``$...$`` math and link destinations are left as they are (an escape there would reach the formula or the
+    anchor)."""
+    parts = _KEEP.split(text)
+    return "".join(part if i % 2 else re.sub(r"([*_])", r"\\\1", part) for i, part in enumerate(parts))
+
+
 def cell(text: str) -> str:
-    """Text safe inside a markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text safe inside a markdown table cell (and its ASCII mathematics kept literal, :func:`plain`)."""
+    return plain(text).replace("|", "\\|").replace("\n", " ")
 
 
 def result_of(item, judgement: Judgement, threshold: float) -> ClaimResult:

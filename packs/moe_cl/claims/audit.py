@@ -107,7 +107,7 @@ def measure(ctx: Context) -> list[ClaimResult]:
             "not_checkable",
             "an independent reviewer's reading of the paper flags this (its slip iii), but the CIFAR-10 experiment is not part of the paper text "
             "available to the tool (only MNIST appears in Section 6), so it can be neither confirmed nor refuted here",
-            r"N = \#	ext{distinct ground truths}",
+            r"N = \#\text{distinct ground truths}",
         )
     )
     return out
