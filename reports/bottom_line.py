@@ -105,7 +105,7 @@ def _verdicts(run: RunResult) -> list[Sentence]:
                     f"{'depend' if len(groups[headline.DEPENDS]) > 1 else 'depends'} on how the {noun} is read")
     if not bits:
         return []
-    return [Sentence("verdicts", f"Of the {noun}'s {len(document)} headline results, " + "; ".join(bits) + ".")]
+    return [Sentence("verdicts", (f"Of the {noun}'s {len(document)} headline results, " if len(document) > 1 else f"Of the {noun}'s one headline result, ") + "; ".join(bits) + ".")]
 
 
 def _causes(run: RunResult, room: int) -> list[Sentence]:

@@ -216,7 +216,9 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     evidence = decisive(entries, verdict, item.claims, pack)
     per_part = ""
     if item.parts:
-        per_part = "; ".join(f"{said}: {summarize([r for r in entries if matches(r.id, claims)])}"
+        # a part is judged on the entries the line is judged on: the statement's, where the line has any
+        judged = [r for r in entries if is_statement(r)] or entries
+        per_part = "; ".join(f"{said}: {summarize([r for r in judged if matches(r.id, claims)])}"
                              for said, claims in item.parts)
         evidence = f"By part: {per_part}. {evidence}"
     first = decisive_entry(entries, item.claims, pack)

@@ -207,10 +207,6 @@ def test_a_two_part_reading_whose_parts_contradict_does_not_stand_and_names_each
     assert c2.verdict == headline.STANDS and c2.by_part == f"{C2_PARTS[0]}: stands; {C2_PARTS[1]}: stands"
 
 
-@pytest.mark.xfail(strict=True, reason="headline._row gives each part summarize(part's entries), and summarize falls "
-                   "back to every entry (proof steps included) when a part has no statement entry, while the line's "
-                   "verdict reads only the statement entries of all parts: a part 'falls' on a proof step under a "
-                   "line that 'stands' (reports/headline.py, _row, per_part; summarize's `or list(entries)`)")
 def test_a_line_whose_part_falls_does_not_stand():
     step = entry("prop3", "refuted", part="proof step (b)")
     step = replace(step, key=replace(step.key, role="proof step"))  # Proposition 3 measured by a proof step only

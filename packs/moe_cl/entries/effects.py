@@ -62,7 +62,13 @@ def identity_excess(results, quantity: str, identity: str) -> str:
         pools.add(r.key.pool)
     if not excess:
         return ""
-    return (f"at {SETTING}, {quantity} stays {_span(excess)} above {identity} (t = {min(horizons)}–{max(horizons)}, "
+    # the identity's test is two-sided: say "above" only when every horizon is above
+    if min(excess) > 0 or max(excess) < 0:
+        where = "above" if min(excess) > 0 else "below"
+        said = f"{quantity} stays {_span([abs(e) for e in excess])} {where} {identity}"
+    else:
+        said = f"{quantity} minus {identity} ranges from {number(min(excess), 3)} to {number(max(excess), 3)}"
+    return (f"at {SETTING}, {said} (t = {min(horizons)}–{max(horizons)}, "
             f"M = {' and '.join(map(str, sorted(experts)))}, {_pools(len(pools))})")
 
 
@@ -97,7 +103,8 @@ def converges_excess(results) -> str:
     for r in refuted:
         for h in r.horizons or ():
             error = str(h.get("case", "")).split(",")[0]
-            if h.get("observed") is not None and error in ("F", "G"):
+            # only the cases past 'almost zero' (Delta < 0); a case below it is not an excess
+            if h.get("observed") is not None and h["observed"] < 0 and error in ("F", "G"):
                 by_error.setdefault(error, []).append(-h["observed"])
     if not by_error:
         return ""
