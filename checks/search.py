@@ -139,7 +139,7 @@ class SearchResult:
     exact_evaluations: int
     restarts: int
     configurations: tuple[Mapping, ...]
-    budget: int
+    allowed_evaluations: int  # the search's budget of evaluations
     least_slack: float
     least_at: Mapping | None
     counterexample: Counterexample | None

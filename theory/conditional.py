@@ -96,6 +96,31 @@ def eq20_rhs(chosen: Sequence[int], M: int, T1: int, r: Fraction, S: Fraction, D
     return sum((r ** L_T1[m] * S + (1 - r ** L_T1[m]) * D for m in chosen), Fraction(0)) / len(chosen)
 
 
+def psi(W: Sequence[Vector], K: int) -> tuple[Fraction, Fraction]:
+    """Theorem 2's Psi1 (a task's mean squared gap to its own cluster) and Psi2 (to a uniformly chosen cluster),
+    exactly, with task n in cluster n mod K (as the pack's clustered pools lay them out)."""
+    N = len(W)
+    clusters = [[n for n in range(N) if n % K == k] for k in range(K)]
+    to_cluster = [[sum((_sq(W[n], W[j]) for j in members), Fraction(0)) / len(members) for members in clusters]
+                  for n in range(N)]
+    psi1 = sum((to_cluster[n][n % K] for n in range(N)), Fraction(0)) / N
+    psi2 = sum((x for row in to_cluster for x in row), Fraction(0)) / (N * K)
+    return psi1, psi2
+
+
+def eq22_rhs(chosen: Sequence[int], M: int, T1: int, r, S, D, psi1, psi2):
+    """Eq. (22)'s right-hand side at the counts of one routing (the inner sum's tau read as tau', as the
+    run's paired entries read it): exact for Fraction inputs, a float for floats."""
+    T = len(chosen)
+    L = counts(chosen, M)
+    L_T = [L[T - 1][m] for m in chosen]
+    L_T1 = [L[T1 - 1][m] for m in chosen]
+    inner = sum((r ** (a - b) * (1 - r ** b) for a, b in zip(L_T[:T1], L_T1[:T1])), Fraction(0)) / T1
+    first = sum((r ** a for a in L_T), Fraction(0)) / T * (S + inner * D)
+    late = sum((1 - r ** (a - b) for a, b in zip(L_T[T1:], L_T1[T1:])), Fraction(0)) / T
+    return first + (psi2 + psi1) * late
+
+
 @dataclass(frozen=True)
 class Violation:
     """A task/routing sequence on which a bound fails, with the exact values."""

@@ -55,6 +55,7 @@ class Sizes:
     fig3_check_definitions: tuple[str, ...]  # the task definitions the epochs check runs on
 
     # -- the router claims (claims/router)
+    search_evaluations: int  # each worst-case search's evaluations, float and exact (entries/worst_case.py)
     lemma2_grid: tuple[Fraction, ...]  # Lemma 2's exact grid of relative gate outputs (experiments/smooth_router.py)
     prop2_sweep_depth: int  # how many sigma0 of gate_training.SWEEP_SIGMA0 Proposition 2 sweeps (0.4 down)
     prop2_replicates: int  # Proposition 2's runs per sigma0 and hidden constant (experiments/gate_training.py),
@@ -88,7 +89,8 @@ BUDGETS = {
         fig2_replicates=20, fig45_replicates=20,
         # 24 rounds: smoke ends before M = 7's gate freezes
         fig3_rounds=24, fig3_replicates=2, fig3_check_replicates=2, fig3_check_definitions=("mirrors",),
-        lemma2_grid=_LEMMA2_SMOKE, prop2_sweep_depth=5, prop2_replicates=30, router_algorithm1_replicates=30,
+        lemma2_grid=_LEMMA2_SMOKE,
+        search_evaluations=300, prop2_sweep_depth=5, prop2_replicates=30, router_algorithm1_replicates=30,
         cor1_replicates=30, lemma11_replicates=200, lemma11_task_counts=tuple(range(2, 21)),
         lemma12_gt_replicates=60, lemma12_lt_replicates=40,
         lemma6_replicates=40, exploration_replicates=100,
@@ -100,7 +102,8 @@ BUDGETS = {
         thm1_replicates=4000, thm2_replicates=4000,
         fig2_replicates=100, fig45_replicates=100,
         fig3_rounds=50, fig3_replicates=6, fig3_check_replicates=4, fig3_check_definitions=("mirrors",),
-        lemma2_grid=_LEMMA2_STANDARD, prop2_sweep_depth=9, prop2_replicates=300, router_algorithm1_replicates=200,
+        lemma2_grid=_LEMMA2_STANDARD,
+        search_evaluations=3000, prop2_sweep_depth=9, prop2_replicates=300, router_algorithm1_replicates=200,
         cor1_replicates=150, lemma11_replicates=2000, lemma11_task_counts=tuple(range(2, 51)),
         lemma12_gt_replicates=400, lemma12_lt_replicates=200,
         lemma6_replicates=200, exploration_replicates=600,
@@ -112,7 +115,8 @@ BUDGETS = {
         thm1_replicates=40000, thm2_replicates=40000,
         fig2_replicates=400, fig45_replicates=400,
         fig3_rounds=60, fig3_replicates=20, fig3_check_replicates=8, fig3_check_definitions=FIG3_DEFINITIONS,
-        lemma2_grid=_LEMMA2_FULL, prop2_sweep_depth=9, prop2_replicates=1000, router_algorithm1_replicates=1000,
+        lemma2_grid=_LEMMA2_FULL,
+        search_evaluations=10000, prop2_sweep_depth=9, prop2_replicates=1000, router_algorithm1_replicates=1000,
         cor1_replicates=600, lemma11_replicates=10000, lemma11_task_counts=tuple(range(2, 51)),
         lemma12_gt_replicates=2000, lemma12_lt_replicates=1000,
         lemma6_replicates=1000, exploration_replicates=3000,

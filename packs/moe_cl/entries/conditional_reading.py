@@ -29,6 +29,9 @@ from moecl_verify.checks.model import ClaimResult, exact_result
 from moecl_verify.theory.conditional import Violation, smallest_violation
 
 READING = "conditional on the routing and task sequence (A1: Gaussian features independent of the routing)"
+# The other reading the theorems' entries take: the right-hand side at each replicate's realized routing counts,
+# paired with the realized error, in expectation over the whole run (thm1.py, thm2.py, theorems_at_fig2.py).
+IN_EXPECTATION = "in expectation over the run at the realized routing counts"
 PART = "conditional on the routing"
 TOLERANCE = 1e-9  # relative to S + D: float64 round-off of the oracle is ~1e-13
 

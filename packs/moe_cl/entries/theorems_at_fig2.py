@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl.entries import conditional_reading
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import EARLY, FIG2, LATE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
@@ -44,6 +45,7 @@ def _settings(ctx: Context, M: int):
 
 def _config(ctx, pool, cfg, M, horizons, k: int) -> dict:
     return {"features": FIG2["features"], "part": f"Figure 2 configuration, M = {M}", "pool": k,
+            "reading": conditional_reading.IN_EXPECTATION,
             "pool_seed": POOL_SEED,
             **{key: v for key, v in FIG2.items() if key != "features"}, "M": M, "T1": cfg.exploration_rounds,
             "t": list(horizons), "r": R_RATIO, "S": pool.S, "D": pool.D,

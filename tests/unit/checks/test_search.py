@@ -96,7 +96,7 @@ def test_a_true_statement_gives_no_counterexample_only_the_effort_and_least_slac
     result = search(_triangle(1, sizes=(1, 3)), np.random.default_rng(0), budget=600)
     assert not result.found and result.counterexample is None
     # The budget counts float and exact evaluations: rechecking a float lead costs up to one per rationalization.
-    assert result.evaluations + result.exact_evaluations == result.budget == 600
+    assert result.evaluations + result.exact_evaluations == result.allowed_evaluations == 600
     assert (result.evaluations, result.exact_evaluations, result.restarts) == (544, 56, 21)
     assert result.configurations == ({"n": 1}, {"n": 2}, {"n": 3})
     # The bound is tight (a and b of the same signs), where |a + b| and |a| + |b| round differently.

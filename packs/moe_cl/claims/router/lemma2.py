@@ -47,6 +47,7 @@ import sympy as sp
 
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.smooth_router import MS, STEPS, grid_audit, inf_norm
+from moecl_verify.packs.moe_cl.entries import worst_case
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
@@ -288,6 +289,13 @@ def measure(ctx: Context) -> list[ClaimResult]:
         f"states lambda / M^2: M^2 <= lambda / M^2 only when lambda >= {sp.sstr(needed[0])}, so even granting every "
         "step the printed proof does not give the printed statement (the M^2 moved from numerator to denominator)",
         r"M^2\|\hat h-h\|_\infty \;\Rightarrow\; \frac{\lambda}{M^2}\|\hat h-h\|_\infty\ ?", role="proof step"))
+    # The worst cases searched (entries/worst_case.py): the printed constant, and the sharp one derived here.
+    for st, form, formula in ((worst_case.LEMMA2_STATED, "stated",
+                               r"\|p-\hat p\|_\infty \le \frac{\lambda}{M^2}\|h-\hat h\|_\infty"),
+                              (worst_case.LEMMA2_SHARP, "derived",
+                               r"\|p-\hat p\|_\infty \le \frac{2}{\lambda}\|h-\hat h\|_\infty")):
+        found = worst_case.run_search(st, ctx.seed, "lemma2", ctx.sizes.search_evaluations)
+        out.append(worst_case.entry("lemma2", SOURCE, st, found, formula, None, form=form))
     return out
 
 
