@@ -80,7 +80,7 @@ def test_an_unknown_pack_is_one_line_and_exit_2(toy_path, tmp_path):
     done = _cli(toy_path, "run", "--pack", "tyo", "--out", str(tmp_path / "o"), cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "moecl-verify: error: --pack: no pack 'tyo'; did you mean toy? (installed: moe-cl, toy; moecl-verify packs)"]
+        "moecl-verify: error: --pack: no pack 'tyo'; did you mean toy? (installed: moe-chapter, moe-cl, toy; moecl-verify packs)"]
     option = _cli(toy_path, "run", "--pack", "toy", "--mnist", str(tmp_path), "--out", str(tmp_path / "o"),
                   cwd=tmp_path)
     assert option.returncode == 2 and "--mnist belongs to pack moe-cl, not toy" in option.stderr

@@ -1,0 +1,17 @@
+"""What the reports say about the chapter: its name, title, source, order, and the state of its text."""
+
+NAME = "moe-chapter"
+TITLE = "A textbook chapter on MoE mathematics (1.5: derivations and theoretical proofs)"
+SOURCE = ("Chapter 1.5, 'MoE模型的数学推导与理论证明' (the mathematics of mixture-of-experts models: top-K routing, "
+          "the load-balancing loss, gradients, three theorems, numerical stability)")
+# The id groups in the chapter's order: definitions, routing, the auxiliary loss and the gradients, the
+# expert's gradient, the three theorems, numerical stability, the batch form (stated in the forward pass but
+# checked last, as it needs the routing and the experts).
+ORDER = ("gate", "topk", "batch", "aux", "expert", "thm1", "thm2", "thm3", "softmax", "clipping")
+SOURCE_NOTE = ("The chapter's display formulas are missing from its text: only the prose, the inline definitions "
+               "and the theorems' statements survive. Every formula a check needs and the text lacks is a reading "
+               "with its source (the standard form of the literature the chapter paraphrases), named in the entry; "
+               "where the verdict depends on the reading, each reading is checked.")
+SOURCE_CAVEAT = ("A slip found under a reconstructed formula may be a slip of the reconstruction; the entry names "
+                 "the reading it rests on.")
+CONFIGURATION = ""
