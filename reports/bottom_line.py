@@ -111,6 +111,7 @@ def _verdicts(run: RunResult) -> list[Sentence]:
 def _causes(run: RunResult, room: int) -> list[Sentence]:
     pack = pack_of(run)
     by_key = {r.key: r for r in run.results}
+    depends = {row.item.key: row.verdict == headline.DEPENDS for row in headline.rows(run)[0]}
     out = []
     for rc in consequence.root_causes(run):
         if len(out) >= room:
@@ -137,7 +138,9 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             text += f" ({first_clause(headline.entry_evidence(decided[0], pack, named=False), 110)})"
         consequences = []
         if rc.breaks:
-            consequences.append("breaks " + ", ".join(i.title for i in rc.breaks))
+            # a result whose verdict depends on the reading is broken under one reading only
+            consequences.append("breaks " + ", ".join(
+                i.title + (" under that reading" if depends.get(i.key) else "") for i in rc.breaks))
         if rc.undercuts:
             consequences.append("undercuts " + ", ".join(i.title for i in rc.undercuts))
         link = f"[`{slip.id}`](#{slip_anchor(slip.id)})"

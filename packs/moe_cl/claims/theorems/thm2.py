@@ -113,14 +113,16 @@ def generalization_slips(results) -> list[Slip]:
               if fig2 else "")
     return [Slip(
         id="thm2.eq22.fails_given_routing",
-        summary="Theorem 2's eq. (22) fails given the task sequence and the routing, even on clustered pools",
+        summary="Theorem 2's eq. (22) fails given the task sequence and the routing, on clustered pools and "
+        "routings Algorithm 1 can make",
         entries=keys_of(searched),
         location="Section 5.2, Theorem 2, eq. (22)",
         slip_class="false statement",
         stated="E[G_T] < eq. (22)'s right-hand side, a function of the routing counts L^(m)",
         holds="read given the task sequence and the routing, as a bound on the routing counts invites, eq. (22) "
         "fails on pools whose clusters are tight (every squared gap within a cluster at most 0.4 times every gap "
-        "across): " + searched[0].evidence.split(": ", 1)[-1],
+        "across) and routings Algorithm 1 can make (every expert used during exploration, every later round on an "
+        "expert of its task's cluster): " + searched[0].evidence.split(": ", 1)[-1],
         evidence=" | ".join(r.evidence for r in searched),
         effect=effect,
     )]
