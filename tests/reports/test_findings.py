@@ -20,8 +20,11 @@ from moecl_verify.reports import bottom_line, consequence, headline, markdown, r
 pytestmark = pytest.mark.app
 
 
-def entry(claim_id, verdict, part=None, evidence_type="criterion", observed=0.1, deltas=None, pool=None):
+def entry(claim_id, verdict, part=None, evidence_type="criterion", observed=0.1, deltas=None, pool=None,
+          reading=None):
     config = {"features": "gaussian"}
+    if reading:
+        config["reading"] = reading
     if part:
         config["part"] = part
     if pool is not None:
@@ -318,6 +321,21 @@ def test_a_cause_sentence_uses_the_slips_summary_and_effect():
                           "eq. (20)'s 0.9. It breaks Theorem 1, Theorem 2 "
                           "([`thm1.eq20.bound_fails`](#slip-thm1-eq20-bound_fails); 1 slip follows from it).")
     assert cause.slips == (EQ20, "thm2.eq22.bound_fails") and cause.entries == (gen.key,)
+
+
+def test_a_cause_breaks_a_result_that_depends_on_the_reading_under_that_reading_only():
+    run, gen = eq20_run()
+    given = entry("thm2.generalization", "refuted", reading="given the routing")
+    averaged = entry("thm2.generalization", "confirmed", reading="in expectation")
+    results = tuple(r for r in run.results if r.id != "thm2.generalization") + (given, averaged)
+    run = replace(run, results=results)
+    rows = {row.item.key: row.verdict for row in headline.rows(run)[0]}
+    assert rows["thm2"] == headline.DEPENDS and rows["thm1"] == headline.FALLS
+    cause = bottom_line.sentences(run)[1]
+    assert "It breaks Theorem 1, Theorem 2 under that reading (" in cause.text
+    # the same slips with Theorem 2 refuted under every reading: no qualifier
+    both = replace(run, results=tuple(r for r in results if r.verdict == "refuted" or r.id != "thm2.generalization"))
+    assert "It breaks Theorem 1, Theorem 2 ([" in bottom_line.sentences(both)[1].text
 
 
 def test_a_cause_sentence_takes_the_effect_of_a_derived_slip_and_else_its_decisive_number():
