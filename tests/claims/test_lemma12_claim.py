@@ -76,7 +76,10 @@ def test_lemma12_entries_on_tiny_runs(monkeypatch):
         f"{label}, c = {c:g}" for label in ("statement.M<N", "proof.M<N premise") for c in mod.CONSTANTS}
     # The premise is a step of the proof; the M < N gradient bound is the statement.
     assert all(r.key.role == ("proof step" if r.key.part.startswith("proof.") else "statement") for r in lt)
-    assert "lemma12.loc_gradient_nonzero" in {s.id for s in mod.slips_lemma12(decided)}
+    slip = next(s for s in mod.slips_lemma12(decided) if s.id == "lemma12.loc_gradient_nonzero")
+    # The worst-case search of the same statement (a moving expert under the proof's premise) joins the slip.
+    searched = next(r for r in decided if r.key.part == "worst case searched")
+    assert searched.verdict == "refuted" and searched.p_value is None and searched.key in slip.entries
 
 
 def test_lemma12_sweep_pools_share_their_base_draws_across_sigma0():

@@ -47,6 +47,10 @@ def test_theorem1_verdicts_at_smoke():
     # The slips name the pool each refutation was found on.
     early = next(s for s in run.slips if s.id == "thm1.eq19.bound_fails")
     assert all(f"pool {k} (gaussian features)" in early.evidence for k in pools)
+    # The worst-case search of eq. (19) given the sequence takes the conditional entry's reading and joins the slip.
+    searched = next(r for r in run.results if r.key.part == "worst case searched")
+    assert searched.id == "thm1.forgetting_early" and searched.key in early.entries
+    assert searched.key.reading == next(r for r in conditional if r.id == searched.id).key.reading
 
 
 def test_pools_do_not_depend_on_the_replicate_seed():

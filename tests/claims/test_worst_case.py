@@ -12,6 +12,7 @@ import pytest
 
 from moecl_verify.checks.search import search
 from moecl_verify.packs.moe_cl.entries import worst_case as wc
+from moecl_verify.packs.moe_cl.entries import worst_case_more as wcm
 from moecl_verify.numeric.seeding import generator_for
 
 
@@ -110,3 +111,163 @@ def test_the_exact_eq22_agrees_with_the_runs_float_version():
     assert float(p1) == pytest.approx(f1, rel=1e-12) and float(p2) == pytest.approx(f2, rel=1e-12)
     assert float(exact) == pytest.approx(theorem_bounds.eq22_rhs(chosen, 4, 5, 0.4, float(S), float(D), f1, f2)[0],
                                          rel=1e-12)
+
+
+# ------------------------------------------------------------------------ eq. (19) given the tasks and routing
+
+
+def _circ(t):
+    return ((1 - t * t) / (1 + t * t), 2 * t / (1 + t * t))
+
+
+def _eq19_by_hand(ts, tasks, chosen, t):
+    """Eq. (19) given the sequence, recomputed from the definitions without the tool's code, r = 1/2: each expert's
+    expected squared error to every task under eq. (42)'s recursion (A1), F_t from its definition, the right side
+    from the routing counts L; returns (right side - F_t) / D."""
+    W = [_circ(x) for x in ts]
+    sq = lambda a, b: sum((p - q) ** 2 for p, q in zip(a, b))  # noqa: E731
+    N, r = len(W), F(1, 2)
+    S = sum(sq(w, (0, 0)) for w in W) / N
+    D = sum(sq(W[a], W[b]) for a in range(N) for b in range(N) if a != b) / N**2
+    err = {m: [sq((0, 0), w) for w in W] for m in set(chosen)}
+    own = []  # E||w^(m_tau)_tau - w_(n_tau)||^2, right after round tau
+    for n_t, m_t in zip(tasks[:t], chosen[:t]):
+        err[m_t] = [r * e + (1 - r) * sq(W[n_t], W[n]) for n, e in enumerate(err[m_t])]
+        own.append(err[m_t][n_t])
+    F_t = sum(err[chosen[i]][tasks[i]] - own[i] for i in range(t - 1)) / (t - 1)
+    L = lambda m, upto: sum(1 for x in chosen[:upto] if x == m)  # noqa: E731
+    rhs = sum((r ** L(chosen[i], t) - r ** L(chosen[i], i + 1)) * S + (r ** L(chosen[i], i + 1) - r ** L(chosen[i], t)) * D
+              for i in range(t - 1)) / (t - 1)
+    return (rhs - F_t) / D
+
+
+def test_eq19_slack_at_hand_computed_cases():
+    # w = (1, 0), (0, 1) (t = 0, 1): S = 1, D = (2 + 2) / 4 = 1. One expert given task 1 then task 2: its error on
+    # task 1 is r * 1 = 1/2 after round 1 and r * 1/2 + (1 - r) * 2 = 5/4 after round 2, so F_2 = 3/4; the right
+    # side (r^2 - r) S + (r - r^2) D = -1/4 + 1/4 = 0: slack / D = -3/4
+    x = {"N": 2, "M": 3, "T": 2, "w": (F(0), F(1)), "n": (0, 1), "m": (0, 0)}
+    assert wcm.EQ19_GIVEN_ROUTING.exact_slack(x) == F(-3, 4)
+    # different experts: neither moves on the other's task, both sides 0 (a violation of the printed '<' only)
+    assert wcm.EQ19_GIVEN_ROUTING.exact_slack({**x, "m": (0, 1)}) == 0
+    # N = 3, w = (1, 0), (0, 1), (0, -1): gaps 2, 2, 4, D = 2 (2 + 2 + 4) / 9 = 16/9. Tasks 2 then 3 on one expert:
+    # F_2 = (1 - r)(4 - r) = 7/4, right side r (1 - r)(D - S) = 7/36: slack / D = (7/36 - 63/36) * 9/16 = -7/8
+    y = {"N": 3, "M": 4, "T": 2, "w": (F(0), F(1), F(-1)), "n": (1, 2), "m": (2, 2)}
+    assert wcm.EQ19_GIVEN_ROUTING.exact_slack(y) == F(-7, 8) == _eq19_by_hand(y["w"], y["n"], y["m"], 2)
+    assert wcm.EQ19_GIVEN_ROUTING.exact_slack({**y, "M": 3}) == wc.OUTSIDE  # M = N: not Theorem 1's case
+    # a longer sequence against the computation by hand
+    z = {"N": 3, "M": 4, "T": 5, "w": (F(1, 3), F(-2), F(1, 2)), "n": (0, 2, 1, 0, 2), "m": (1, 1, 3, 1, 3)}
+    assert wcm.EQ19_GIVEN_ROUTING.exact_slack(z) == _eq19_by_hand(z["w"], z["n"], z["m"], 5)
+
+
+def test_at_t_2_with_two_tasks_eq19s_slack_takes_three_values_on_every_pool():
+    """N = 2, t = 2 by hand: different experts 0; one expert, same task twice: F_2 = -r(1 - r) = -1/4 against
+    r (1 - r)(D - 1) = (D - 1)/4, slack D/4, i.e. 1/4; two tasks (gap g, D = g/2): (1 - r)(r D - g) / D = -3/4."""
+    import itertools
+
+    for ts in ((F(0), F(1)), (F(1, 3), F(-2)), (F(-1, 5), F(7, 2))):
+        seen = {wcm.EQ19_GIVEN_ROUTING.exact_slack({"N": 2, "M": 3, "T": 2, "w": ts, "n": n, "m": m})
+                for n in itertools.product(range(2), repeat=2) for m in itertools.product(range(3), repeat=2)}
+        assert seen == {F(-3, 4), F(0), F(1, 4)}
+
+
+def test_eq19_planted_too_tight_is_found_and_the_sharp_version_is_not():
+    # by the test above, on N = 2, t = 2 the least slack / D is -3/4, so "slack / D + 3/4 >= 0" holds there with
+    # equality, and lowering it by 1/100 fails on every sequence giving one expert two different tasks
+    configs = [{"N": 2, "M": 3, "T": 2}, {"N": 2, "M": 4, "T": 2}]
+    planted = wcm.eq19_bound("planted", F(3, 4) - F(1, 100))
+    found = search(planted, generator_for(0, "test", "eq19 planted"), budget=1000, restarts=25, configs=configs)
+    assert found.found and found.counterexample.slack == F(-1, 100)
+    x = found.counterexample.inputs
+    assert x["m"][0] == x["m"][1] and x["n"][0] != x["n"][1]
+    sharp = search(wcm.eq19_bound("sharp", F(3, 4)), generator_for(0, "test", "eq19 sharp"), budget=1000,
+                   restarts=25, configs=configs)
+    assert not sharp.found and sharp.evaluations >= 900 and sharp.least_slack >= -1e-12
+
+
+@pytest.mark.parametrize("evaluations", [300, 3000])
+def test_eq19s_search_finds_the_violation_and_it_holds_by_hand(evaluations):
+    res = wc.run_search(wcm.EQ19_GIVEN_ROUTING, 0, "thm1.forgetting_early", evaluations)
+    assert res.found
+    x = res.counterexample.inputs
+    assert res.counterexample.slack == wcm.EQ19_GIVEN_ROUTING.exact_slack(x) < 0
+    assert res.counterexample.slack == _eq19_by_hand(x["w"][:x["N"]], x["n"], x["m"], x["T"])
+
+
+# ------------------------------------------------------------------------------ Lemma 12, correct routing
+
+
+def _hand_case():
+    """d = 3, s = 2, beta = 1: w_1 = (0, 0, 1), w_2 = (-1, 0, 1); the expert gets task 1, then task 2 twice."""
+    return {"N": 2, "s": 2, "w": (F(0), F(0), F(1), F(-1), F(0), F(1)), "theta": (F(-1), F(0), F(0)),
+            "beta": (F(1),) * 3, "noise": (F(0), F(1), F(0), F(0), F(1), F(0), F(1), F(0), F(0)), "n": (0, 1)}
+
+
+def test_lemma12_slack_at_a_hand_computed_case():
+    # Round 1, task 1, X = [(0,0,1), (0,1,0)]: w_1 = (0,0,1) lies in the span, w = (0,0,1).
+    # Round 2, task 2, X = [(-1,0,1), (0,1,0)] (orthogonal columns): residual (-1,0,0) projects to
+    # ((-1,0,0).(-1,0,1) / 2) (-1,0,1) = (-1/2, 0, 1/2), so w = (-1/2, 0, 3/2).
+    # Round 3, task 2 again (the proof's premise), X = [(-1,0,1), (1,0,0)] spans the x-z plane, which holds the
+    # residual (-1/2, 0, -1/2): the step is the whole residual, Delta = 1/4 + 1/4 = 1/2; xbar = (0,0,1).
+    # theta = (-1,0,0): theta.w_2 = 1 > theta.w_1 = 0, so the expert is in M_2 (eq. 11).
+    x = _hand_case()
+    q = wcm.lemma12_round(x)
+    assert (q.delta, q.residual, q.xbar_inf) == (F(1, 2), F(1, 2), F(1))
+    assert wcm.LEMMA12_GIVEN_ROUND.exact_slack(x) == F(-1, 2)
+    # the gate parameter pointing the other way puts the expert in M_1: outside the statement
+    assert wcm.LEMMA12_GIVEN_ROUND.exact_slack({**x, "theta": (F(1), F(0), F(0))}) == wc.OUTSIDE
+    # s = 1 (the signal column only): round 2 leaves a residual orthogonal to w_2 = the span of round 3's
+    # features, so round 3 does not move the expert: Delta = 0
+    one = {**x, "s": 1, "noise": ()}
+    assert wcm.lemma12_round(one).delta == 0 and wcm.LEMMA12_GIVEN_ROUND.exact_slack(one) == 0
+
+
+def _delta_by_sympy(x):
+    """Eq. (5) as printed, w_t = w_{t-1} + X (X^T X)^{-1} (y - X^T w_{t-1}) with y = X^T w_n, in sympy: the routed
+    round's Delta ||xbar||_inf, independently of the tool's projection code."""
+    import sympy as sp
+
+    d, s = 3, x["s"]
+    W = [sp.Matrix([sp.Rational(v.numerator, v.denominator) for v in x["w"][i * d:(i + 1) * d]]) for i in range(x["N"])]
+    R = lambda v: sp.Rational(v.numerator, v.denominator)  # noqa: E731
+    w = sp.zeros(d, 1)
+    for i, task in enumerate((x["n"][0], x["n"][1], x["n"][1])):
+        cols = [R(x["beta"][i]) * W[task]]
+        cols += [sp.Matrix([R(v) for v in x["noise"][(i * (s - 1) + c) * d:(i * (s - 1) + c + 1) * d]])
+                 for c in range(s - 1)]
+        X = sp.Matrix.hstack(*cols)
+        new = w + X * (X.T * X).inv() * (X.T * W[task] - X.T * w)
+        step, w = new - w, new
+    xbar = X * sp.ones(s, 1)
+    return step.dot(step) * max(abs(v) for v in xbar)
+
+
+@pytest.mark.parametrize("evaluations", [300, 3000])
+def test_lemma12s_search_finds_a_moving_expert_and_sympy_agrees(evaluations):
+    res = wc.run_search(wcm.LEMMA12_GIVEN_ROUND, 0, "lemma12", evaluations)
+    assert res.found
+    x = res.counterexample.inputs
+    assert res.counterexample.slack == wcm.LEMMA12_GIVEN_ROUND.exact_slack(x) < 0
+    assert -res.counterexample.slack == _delta_by_sympy(x)
+    assert x["n"][0] != x["n"][1] and x["s"] == 2  # the only shape in which it can move, by the case above
+    W = [x["w"][i * 3:(i + 1) * 3] for i in range(x["N"])]
+    score = [sum(a * b for a, b in zip(x["theta"], w)) for w in W]
+    assert score.index(max(score)) == x["n"][1] and score.count(max(score)) == 1  # routed within M_n
+
+
+def _relative(c):
+    return lambda q: wc.OUTSIDE if q.residual < wc.MIN_GAP else c - q.delta / q.residual
+
+
+def test_lemma12_planted_too_tight_is_found_and_the_true_bound_is_not():
+    # A projection does not lengthen a vector, so Delta = ||P (w_n - w_{t-1})||^2 <= ||w_n - w_{t-1}||^2, with
+    # equality when the residual lies in the span of the features; 99/100 of it fails near there.
+    planted = wcm.lemma12_bound("planted", _relative(F(99, 100)))
+    found = search(planted, generator_for(0, "test", "lemma12 planted"), budget=1000,
+                   configs=[{"N": 2, "s": 2}, {"N": 3, "s": 2}])
+    assert found.found and F(-1, 100) <= found.counterexample.slack < 0
+    true = search(wcm.lemma12_bound("true", _relative(F(1))), generator_for(0, "test", "lemma12 true"), budget=1000)
+    assert not true.found and true.evaluations >= 900
+    # and the statement itself with one feature per round (where it holds, by the case above)
+    s1 = search(wcm.LEMMA12_GIVEN_ROUND, generator_for(0, "test", "lemma12 s=1"), budget=600,
+                configs=[{"N": 2, "s": 1}, {"N": 3, "s": 1}])
+    assert not s1.found and s1.evaluations >= 500

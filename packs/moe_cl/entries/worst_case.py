@@ -32,7 +32,9 @@ from moecl_verify.theory.task_averaged import task_averaged_generalization
 
 PART = "worst case searched"
 UNITS = {"router": "slack = right side - left side, divided by ||h - h_hat||_inf",
-         "errors": "slack = right side - left side, divided by D, the pool's mean squared gap between tasks"}
+         "errors": "slack = right side - left side, divided by D, the pool's mean squared gap between tasks",
+         "gradient": "slack = -||grad L_loc||_inf / (pi_m (1 - pi_m)) = -Delta ||xbar||_inf, 0 where the gradient "
+                     "vanishes"}
 # Outside a statement's domain the slack is this: such a case is never a counterexample, and the shrinker, which
 # keeps a step only while it violates, stays inside the domain.  The domain is the paper's setting, read
 # generously for the bound: distinct ground truths (two equal tasks are one task; with all equal, D = 0 and

@@ -37,6 +37,7 @@ from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionR
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
+from moecl_verify.packs.moe_cl.entries import worst_case, worst_case_more
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import (DESIGN_NOTE, SWEEP_CHUNK, design_config, replicate_key,
                                                            replicates_per_pool, sweep_pools)
@@ -243,6 +244,15 @@ def measure_lemma12(ctx: Context) -> list:
         r"m_t \in \mathcal M_n \Rightarrow \nabla_{\theta^{(m)}_t}L^t_{loc} = 0\ \forall m",
         kind="bound", counterexample_delta=str(ce["delta"])))
 
+    # The same statement searched over its inputs (entries/worst_case_more.py): pools, features, the gate parameter
+    # of the routed expert and its previous tasks, the proof's premise imposed.
+    searched = worst_case.run_search(worst_case_more.LEMMA12_GIVEN_ROUND, ctx.seed, "lemma12",
+                                     ctx.sizes.search_evaluations)
+    out.append(worst_case.entry("lemma12", L12_SOURCE, worst_case_more.LEMMA12_GIVEN_ROUND, searched,
+                                r"m_t \in \mathcal M_n,\ n_{t'} = n_t\ (t' \text{ the expert's previous round}) "
+                                r"\Rightarrow \Delta\,\|\bar x\|_\infty = 0\ "
+                                r"(\Leftrightarrow \nabla_{\theta^{(m)}_t}L^t_{loc} = 0\ \forall m)", None))
+
     pool, cfg, rep = ctx.shared(("lemma12", "gt", ctx.budget.name, ctx.seed), lambda: _gt_run(ctx))
     T1 = cfg.exploration_rounds
     tasks = rep["run"].tasks
@@ -332,11 +342,13 @@ def slips_lemma12(results: list[ClaimResult]) -> list[Slip]:
     by = {r.key.part: r for r in results}
     out = []
     ex, sim = by.get("statement.M>N exact"), by.get("statement.M>N simulated")
+    searched = by.get(worst_case.PART)
+    searched = searched if searched is not None and searched.verdict == "refuted" else None
     if ex is not None and ex.verdict == "refuted":
         out.append(Slip(
             id="lemma12.loc_gradient_nonzero",
             causes=("lemma3.expert_moves",),
-            entries=keys_of(ex, sim),
+            entries=keys_of(ex, sim, searched),
             location="Appendix E, Lemma 12 (M > N) and proof E.6",
             slip_class="false statement",
             stated="a task routed to a correct expert m_t in M_n gives grad_theta L_loc = 0 for every expert, "
@@ -344,7 +356,8 @@ def slips_lemma12(results: list[ClaimResult]) -> list[Slip]:
             holds="grad_theta_k L_loc = ||P_t (w_n - w_{t-1})||^2 pi_m_t (1{k = m_t} - pi_k) xbar, zero only when the "
             "expert's residual w_n - w_{t-1} is orthogonal to span X_t (Lemma 3 is false in general); M > N does not "
             "give |M_n| = 1",
-            evidence=ex.evidence + (" | " + sim.evidence if sim is not None else ""),
+            evidence=ex.evidence + (" | " + sim.evidence if sim is not None else "")
+            + (" | " + searched.evidence if searched is not None else ""),
         ))
     prem = [r for r in results if r.key.part == "proof.M<N premise"]
     stat = [r for r in results if r.key.part == "statement.M<N"]

@@ -59,7 +59,7 @@ import sympy as sp
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.entries import effects, worst_case
+from moecl_verify.packs.moe_cl.entries import effects, worst_case, worst_case_more
 from moecl_verify.packs.moe_cl.entries import conditional_reading, theorems_at_fig2
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
@@ -142,6 +142,12 @@ def measure_early(ctx: Context) -> list:
     rhs = np.stack([eq19_rhs(run.chosen, CONFIG["M"], t, r, pool.S, pool.D) for t in EARLY], axis=1)
     out.append(_conditional(ctx, "thm1.forgetting_early", "bound", "eq19",
                             "E[F_t | routing] < eq. (19) RHS(routing) for every sequence", lhs, rhs, False, EARLY))
+    # The same reading pushed further: pools of unit vectors (not only orthonormal), N = 2..3, M = 3..4 > N.
+    searched = worst_case.run_search(worst_case_more.EQ19_GIVEN_ROUTING, ctx.seed, "thm1.forgetting_early",
+                                     ctx.sizes.search_evaluations)
+    out.append(worst_case.entry("thm1.forgetting_early", SOURCE, worst_case_more.EQ19_GIVEN_ROUTING, searched,
+                                r"\mathbb{E}[F_t \mid n_{1:t}, m_{1:t}] \le \text{eq. (19) RHS}(m_{1:t})\ "
+                                r"\text{for every sequence and pool of unit vectors}", conditional_reading.READING))
     return out + theorems_at_fig2.thm1_early(ctx)
 
 

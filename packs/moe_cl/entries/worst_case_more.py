@@ -1,0 +1,163 @@
+"""More worst cases searched (:mod:`packs.moe_cl.entries.worst_case` has the engine's use, the entry and the first
+four statements): two more of the paper's statements the tool evaluates exactly for given inputs.
+
+* ``thm1.forgetting_early``, eq. (19) given the task sequence and the routing (the conditional entry's reading,
+  only the left side strictly larger counted, as that entry counts it), over pools of unit vectors of R^2,
+  sequences, M > N and the horizon t; the left side from eq. (42)'s recursion (``theory/conditional.py``);
+* ``lemma12`` (M > N), the locality loss's gradient under correct routing: eq. (5)'s step of the routed expert in
+  rational arithmetic, Definition 1's features (signal column beta v_n with v = w, and noise columns), the gate
+  parameter putting the expert in M_n (eq. (11)) and the proof's premise (the expert's previous task had the
+  same ground truth) imposed.
+
+Each gives one exact entry of its claim through :func:`worst_case.entry`, part ``worst case searched``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from moecl_verify.checks.search import Choice, Real, Size, Statement
+from moecl_verify.packs.moe_cl.entries.worst_case import MIN_GAP, OUTSIDE, R
+from moecl_verify.theory.conditional import conditional_errors, eq19_rhs, pool_constants
+
+
+def _pool(x, n: int) -> list[tuple]:
+    """Unit vectors of R^2 with rational parameters t: ((1 - t^2) / (1 + t^2), 2 t / (1 + t^2)), as the
+    searches of eq. (20) and (22) take them."""
+    return [((1 - t * t) / (1 + t * t), 2 * t / (1 + t * t)) for t in x["w"][:n]]
+
+
+def _sq(a, b):
+    return sum((p - q) ** 2 for p, q in zip(a, b))
+
+
+def _distinct(W) -> bool:
+    """Ground truths at squared distance at least MIN_GAP from each other (as in the other searches)."""
+    return all(_sq(W[a], W[b]) >= MIN_GAP for a in range(len(W)) for b in range(a))
+
+
+# ------------------------------------------------------------------------ Theorem 1, eq. (19) given the routing
+
+
+def _eq19_slack(x, extra=Fraction(0)):
+    N, M, t = x["N"], x["M"], x["T"]
+    W = _pool(x, N)
+    tasks, chosen = tuple(x["n"]), tuple(x["m"])
+    S, D = pool_constants(W)
+    if not _distinct(W) or M <= N:
+        return OUTSIDE  # Theorem 1's case: more experts than tasks
+    lhs = conditional_errors(W, tasks, chosen, M, R).forgetting[t - 1]
+    return (eq19_rhs(chosen, M, t, R, S, D) - lhs) / D + extra  # in units of D
+
+
+def eq19_bound(name: str, extra=Fraction(0)) -> Statement:
+    """E[F_t | tasks, routing] <= eq. (19)'s right side (+ ``extra`` D) for every pool of unit vectors, task
+    sequence and routing, over N = 2..3, M = 3..4 > N and t = 2..6; only the left side strictly larger counts
+    (``strict=False``), as the conditional entry counts it: a violation of the non-strict bound is one of the
+    printed strict bound too.  Eq. (19) holds for t <= T1, and both sides depend on rounds 1..t only, so T1 is
+    any T1 >= max(t, M)."""
+    return Statement(name, slack=lambda x: float(_eq19_slack(x, extra)),
+                     exact_slack=lambda x: _eq19_slack(x, extra),
+                     sizes=(Size("N", 2, 3), Size("M", 3, 4), Size("T", 2, 6)),
+                     reals=(Real("w", -1, 1, "N"),),
+                     choices=(Choice("n", "T", "N"), Choice("m", "T", "M")),
+                     strict=False)
+
+
+EQ19_GIVEN_ROUTING = eq19_bound("thm1.forgetting_early: eq. (19) given the tasks and the routing, left side larger "
+                                "[errors]")
+
+
+# ---------------------------------------------------------------------------- Lemma 12, M > N, correct routing
+
+L12_D = 3  # the smallest dimension with room for s = 2 < d features per round
+MIN_GRAM = Fraction(1, 1000)  # det(X^T X) at least this: the round's features have full column rank
+
+
+def _dot(a, b):
+    return sum((x * y for x, y in zip(a, b)), 0 * a[0])
+
+
+def _projected_step(X, u):
+    """P u for P the orthogonal projection onto the span of the columns of X (s = 1 or 2), as a vector, by
+    Cramer's rule on (X^T X) c = X^T u; None if det(X^T X) < MIN_GRAM."""
+    G = [[_dot(a, b) for b in X] for a in X]
+    rhs = [_dot(a, u) for a in X]
+    if len(X) == 1:
+        if G[0][0] < MIN_GRAM:
+            return None
+        c = [rhs[0] / G[0][0]]
+    else:
+        det = G[0][0] * G[1][1] - G[0][1] * G[1][0]
+        if det < MIN_GRAM:
+            return None
+        c = [(rhs[0] * G[1][1] - rhs[1] * G[0][1]) / det, (G[0][0] * rhs[1] - G[1][0] * rhs[0]) / det]
+    return tuple(sum((ci * col[j] for ci, col in zip(c, X)), 0 * u[0]) for j in range(len(u)))
+
+
+@dataclass(frozen=True)
+class RoutedRound:
+    """The routed round of Lemma 12's statement, exactly: the expert's step Delta = ||w_t - w_{t-1}||^2, its
+    residual ||w_n - w_{t-1}||^2 before the step, and ||xbar||_inf for xbar = X_t 1."""
+    delta: object
+    residual: object
+    xbar_inf: object
+
+
+def lemma12_round(x) -> RoutedRound | None:
+    """The expert's rounds by eq. (5) from w_0 = 0: tasks n[0], n[1], then n[1] again (the routed round, whose
+    previous task on this expert had the same ground truth, the proof's premise).  Round i's features
+    (Definition 1): the signal column beta_i v_(n_i), v = w, and s - 1 noise columns.  None outside the lemma's
+    setting: ground truths not distinct or of squared norm below MIN_GAP, features of deficient rank, or the
+    gate parameter theta of the routed expert not putting it in M_n (eq. (11): n the unique argmax of
+    theta^T v_j)."""
+    N, s = x["N"], x["s"]
+    d = L12_D
+    flat = x["w"]
+    W = [tuple(flat[i * d:(i + 1) * d]) for i in range(N)]
+    if not _distinct(W) or any(_dot(w, w) < MIN_GAP for w in W):
+        return None
+    tasks = (x["n"][0], x["n"][1], x["n"][1])
+    n = tasks[-1]
+    theta = tuple(x["theta"])
+    if not all(_dot(theta, W[n]) > _dot(theta, W[j]) for j in range(N) if j != n):
+        return None
+    noise = x["noise"]
+    w = tuple(0 * flat[0] for _ in range(d))
+    for i, task in enumerate(tasks):
+        cols = [tuple(x["beta"][i] * v for v in W[task])]
+        cols += [tuple(noise[(i * (s - 1) + c) * d:(i * (s - 1) + c + 1) * d]) for c in range(s - 1)]
+        residual = tuple(a - b for a, b in zip(W[task], w))
+        step = _projected_step(cols, residual)
+        if step is None:
+            return None
+        w = tuple(a + b for a, b in zip(w, step))
+    xbar = [sum((col[j] for col in cols), 0 * flat[0]) for j in range(d)]
+    return RoutedRound(_dot(step, step), _dot(residual, residual), max(abs(v) for v in xbar))
+
+
+def lemma12_bound(name: str, slack) -> Statement:
+    """A bound on Lemma 12's routed round (``slack`` of a :class:`RoutedRound`) over N = 2..3 ground truths in
+    [-1, 1]^3, s = 1..2 features per round, beta in [1/10, 1] (Definition 1's (0, C], C = 1), noise columns in
+    [-1, 1]^3, the gate parameter theta of the routed expert in [-1, 1]^3, and the expert's two previous tasks."""
+    def exact(x):
+        q = lemma12_round(x)
+        return OUTSIDE if q is None else slack(q)
+
+    return Statement(name, slack=lambda x: float(exact(x)), exact_slack=exact,
+                     sizes=(Size("N", 2, 3), Size("s", 1, 2)),
+                     reals=(Real("w", -1, 1, lambda sz: sz["N"] * L12_D), Real("theta", -1, 1, L12_D),
+                            Real("beta", Fraction(1, 10), 1, 3),
+                            Real("noise", -1, 1, lambda sz: 3 * (sz["s"] - 1) * L12_D)),
+                     choices=(Choice("n", 2, "N"),),
+                     strict=False)
+
+
+# grad_theta_k L_loc = Delta pi_m (1{k = m} - pi_k) xbar (the claim's derived.gradient) and 0 < pi_m < 1, so the
+# gradient vanishes for every expert exactly when Delta ||xbar||_inf = 0: the statement's exact, rational form.
+LEMMA12_GIVEN_ROUND = lemma12_bound("lemma12: grad L_loc = 0 under correct routing, M > N [gradient]",
+                                    lambda q: -q.delta * q.xbar_inf)
+
+
+__all__ = ["EQ19_GIVEN_ROUTING", "LEMMA12_GIVEN_ROUND", "RoutedRound", "eq19_bound", "lemma12_bound", "lemma12_round"]
