@@ -19,6 +19,8 @@ def spell(text: str, symbols: Mapping[str, str]) -> str:
     """``text`` with every whole word of prose that ``symbols`` names replaced by its symbol."""
     if not symbols:
         return text
+    # prose escapes "_" for markdown (sigma\_0), so a word with one is also matched in its escaped form
+    symbols = {**symbols, **{w.replace("_", "\\_"): s for w, s in symbols.items() if "_" in w}}
     words = sorted(symbols, key=len, reverse=True)
     word = re.compile(r"(?<![\w\\])(" + "|".join(map(re.escape, words)) + r")(?!\w)")
     pieces = _PROTECTED.split(text)

@@ -19,6 +19,12 @@ def test_prose_words_are_respelled_and_nothing_else():
                    "<a id=\"sigma0\"></a> P(gap <= C σ0) >= 0.75")
 
 
+def test_a_word_with_an_underscore_is_spelled_in_its_markdown_escaped_form_too():
+    symbols = {"sigma_0": "σ0"}
+    assert spell(r"sigma\_0 is a scale, sigma_0 too; `sigma\_0` and calibration\_sigma\_0 stay", symbols) == (
+        r"σ0 is a scale, σ0 too; `sigma\_0` and calibration\_sigma\_0 stay")
+
+
 def test_without_symbols_the_text_is_unchanged():
     assert spell("sigma0", {}) == "sigma0"
 
@@ -32,4 +38,5 @@ def test_the_report_spells_the_packs_symbol_one_way_in_prose(smoke_run):
     prose = re.sub(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$|<[A-Za-z/!][^<>\n]*>|\]\([^)\n]*\)", "", text,
                    flags=re.S)
     assert re.findall(r"(?<![\w\\])sigma0(?!\w)", prose) == []
+    assert re.findall(r"(?<![\w\\])sigma\\?_0(?!\w)", prose) == []  # the paper's own spelling, sigma_0
     assert prose.count("σ0") > 100
