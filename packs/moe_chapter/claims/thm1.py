@@ -1,0 +1,331 @@
+"""Theorem 1 of the chapter (section "理论性质与证明", 定理1：MoE的表达能力): expressivity.
+
+The chapter's text:
+
+    定理：设每个专家 E_i 是具有 h 个隐藏单元的单隐层网络，激活函数为ReLU。则 N 个专家组成的MoE层能够以 O(h^{d+1})
+    的参数量逼近 C^k(R^d) 上的任意 k 阶连续可微函数。
+    证明思路：（1）利用通用逼近定理，单个专家可以逼近定义域子集上的函数；（2）门控网络将输入空间划分为 N 个区域；
+    （3）在每个区域内，至少有一个专家负责逼近目标函数；（4）边界处的连续性由softmax门控的软切换保证；（5）随着
+    N → ∞，逼近误差趋于零。∎
+
+    (Theorem.  Let each expert E_i be a one-hidden-layer network with h hidden units and ReLU activation.  Then an
+    MoE layer of N experts can approximate any k-times continuously differentiable function on C^k(R^d) with
+    O(h^{d+1}) parameters.  Proof idea: (1) by the universal approximation theorem a single expert can approximate
+    a function on a subset of the domain; (2) the gating network partitions the input space into N regions; (3) in
+    each region at least one expert is responsible for approximating the target; (4) continuity at the boundaries
+    is guaranteed by the softmax gate's soft switching; (5) as N -> oo the approximation error tends to zero.)
+
+The chapter's definitions used here: E_i: R^d -> R^h, G(x) = softmax(W_g x + b_g) with W_g in R^{N x d}, and the
+sparse MoE's renormalized top-K weights g~_i = g_i 1[i in TopK] / sum_{j in TopK} g_j (section "稀疏MoE的Top-K路由").
+
+Readings.  "Approximate" is read two ways: uniformly on all of R^d (what "C^k(R^d)" says), and on a compact domain
+(the classical setting of universal approximation).  Target functions are scalar (one output coordinate).  The
+statement names no accuracy, no norm, no domain and no limit; the checks say which reading each verdict needs.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import sympy as sp
+
+from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
+from moecl_verify.checks.registry import Claim, register
+from moecl_verify.numeric.seeding import generator_for
+
+CLAIM = "thm1.expressivity"
+SOURCE = "Section 'Theoretical properties and proofs', Theorem 1 (expressivity) and its proof idea"
+STATEMENT = r"\text{MoE of } N \text{ ReLU experts (width } h) \text{ approximates any } f \in C^k(\mathbb{R}^d) \text{ with } O(h^{d+1}) \text{ parameters}"
+x, L, ell, a = sp.symbols("x L ell a", real=True)
+A, B = sp.symbols("A B", positive=True)
+N, d, h = sp.symbols("N d h", positive=True, integer=True)
+# The numeric illustration: widths and half-widths of the interval [-L, L].
+WIDTHS = (1, 4, 16)
+HALF_WIDTHS = (1, 10, 100)
+# The seeded MoE of the growth check: N experts of h units, top-K with renormalization, d = 1.
+GROWTH_MOE = {"N": 4, "h": 8, "K": 2}
+
+PART_UNIFORM = "statement, uniformly on R^d"
+PART_COMPACT = "statement, on a compact domain"
+PART_TABLE = "best sup error of h ReLU units to x^2 on [-L, L]"
+PART_STEP1 = "step 1: one expert approximates on a subset"
+PART_STEP4 = "step 4: continuity by soft switching"
+PART_STEP5 = "step 5: error -> 0 as N -> oo, against the count"
+
+INTERPRETATIONS = (
+    Interpretation(
+        id="thm1.approximation",
+        location="Theorem 1, '逼近 C^k(R^d) 上的任意 k 阶连续可微函数'",
+        issue="No accuracy, norm, domain or limit is stated.",
+        choice="Two readings, each a separate entry: uniformly on R^d (sup norm), which is false; on a compact "
+        "domain, where the statement names nothing to check.",
+    ),
+    Interpretation(
+        id="thm1.experts",
+        location="Theorem 1 and 'E_i: R^d -> R^h'",
+        issue="The expert's output dimension.",
+        choice="E_i: R^d -> R^h through h ReLU units (the chapter's definition); a scalar target is one output "
+        "coordinate.",
+    ),
+)
+
+
+# ---------------------------------------------------------------------------------------------- exact pieces
+
+
+def chebyshev_line_error() -> tuple[sp.Expr, bool]:
+    """The best uniform approximation of x^2 by a line on [a, a + ell]: the secant lowered by ell^2/8, whose error
+    x^2 - p(x) equioscillates (+ell^2/8, -ell^2/8, +ell^2/8 at a, a + ell/2, a + ell), which by Chebyshev's
+    alternation theorem (degree 1, three alternation points) makes it optimal with error ell^2/8."""
+    p = (2 * a + ell) * x - a * (a + ell) - ell**2 / 8
+    e = sp.expand(x**2 - p)
+    values = [sp.simplify(e.subs(x, pt)) for pt in (a, a + ell / 2, a + ell)]
+    target = ell**2 / 8
+    ok = values == [target, -target, target]
+    return target, ok
+
+
+def relu_net_pieces(h_units: int, half: Fraction) -> tuple[list[Fraction], list[tuple[Fraction, Fraction]], Fraction]:
+    """A one-hidden-layer ReLU net with ``h_units`` units equal on [-half, half] to the secant interpolant of x^2 on
+    h_units equal pieces, lowered by ell^2/8: one unit ReLU(x + half) gives the first piece's slope, h_units - 1
+    units ReLU(x - t_k) the slope changes.  Returns the breakpoints, the units (v, t) meaning v ReLU(x - t) (the
+    first with t = -half), and the output bias."""
+    ell = 2 * half / h_units
+    t = [-half + k * ell for k in range(h_units + 1)]
+    slopes = [t[k] + t[k + 1] for k in range(h_units)]  # secant slopes of x^2
+    units = [(slopes[0], -half)] + [(slopes[k] - slopes[k - 1], t[k]) for k in range(1, h_units)]
+    bias = half * half - ell * ell / 8
+    return t, units, bias
+
+
+def relu_net(units, bias, xv: Fraction) -> Fraction:
+    return bias + sum((v * max(Fraction(0), xv - t) for v, t in units), Fraction(0))
+
+
+def sup_error_exact(h_units: int, half: Fraction) -> Fraction:
+    """sup over [-half, half] of |x^2 - net(x)| in exact fractions: the net is linear between breakpoints, so on
+    each piece the error is x^2 minus a line, extreme at the piece's ends and at its vertex (half the slope)."""
+    t, units, bias = relu_net_pieces(h_units, half)
+    worst = Fraction(0)
+    for k in range(h_units):
+        left, right = t[k], t[k + 1]
+        slope = relu_net(units, bias, right) - relu_net(units, bias, left)
+        slope /= right - left
+        candidates = [left, right] + ([slope / 2] if left < slope / 2 < right else [])
+        worst = max(worst, *(abs(c * c - relu_net(units, bias, c)) for c in candidates))
+    return worst
+
+
+def moe_output(xs: np.ndarray, params: dict) -> np.ndarray:
+    """A d = 1 MoE layer: N experts of h ReLU units (first output coordinate), softmax gate W_g x + b_g, top-K
+    with the chapter's renormalization."""
+    z = np.outer(xs, params["wg"]) + params["bg"]
+    z = z - z.max(axis=1, keepdims=True)
+    g = np.exp(z)
+    g /= g.sum(axis=1, keepdims=True)
+    top = np.argsort(-g, axis=1)[:, : params["K"]]
+    mask = np.zeros_like(g)
+    np.put_along_axis(mask, top, 1.0, axis=1)
+    gt = g * mask
+    gt /= gt.sum(axis=1, keepdims=True)
+    hidden = np.maximum(0.0, xs[:, None, None] * params["w"][None] + params["b"][None])  # (X, N, h)
+    experts = (hidden * params["v"][None]).sum(axis=2) + params["c"][None]
+    return (gt * experts).sum(axis=1)
+
+
+def growth_check(seed: int) -> dict:
+    """A seeded MoE's output against its linear envelope A + B|x| (A, B read off its weights: the gate's weights
+    lie in [0, 1] and sum to 1, each expert is at most |c| + sum_j |v_j| (|w_j| |x| + |b_j|))."""
+    rng = generator_for(seed, "moe-chapter", CLAIM, "growth")
+    n, width, k = GROWTH_MOE["N"], GROWTH_MOE["h"], GROWTH_MOE["K"]
+    params = {"wg": rng.normal(size=n), "bg": rng.normal(size=n), "w": rng.normal(size=(n, width)),
+              "b": rng.normal(size=(n, width)), "v": rng.normal(size=(n, width)), "c": rng.normal(size=n), "K": k}
+    a_env = float(np.max(np.abs(params["c"]) + (np.abs(params["v"]) * np.abs(params["b"])).sum(axis=1)))
+    b_env = float(np.max((np.abs(params["v"]) * np.abs(params["w"])).sum(axis=1)))
+    xs = np.concatenate([-np.logspace(0, 6, 25), np.linspace(-1, 1, 41), np.logspace(0, 6, 25)])
+    f = moe_output(xs, params)
+    envelope = a_env + b_env * np.abs(xs)
+    inside = bool(np.all(np.abs(f) <= envelope * (1 + 1e-12)))
+    gap_at = {float(v): float(v * v - abs(fv)) for v, fv in zip(xs, f) if v in (1e2, 1e4, 1e6)}
+    return {"A": a_env, "B": b_env, "inside": inside, "points": int(xs.size), "gap_at": gap_at}
+
+
+def layer_count() -> sp.Expr:
+    """The exact parameter count of the layer: N experts R^d -> h ReLU units -> R^h (d h + h weights and biases in,
+    h h + h out) and the gate W_g, b_g (N d + N)."""
+    return N * (d * h + h + h * h + h) + N * (d + 1)
+
+
+# ---------------------------------------------------------------------------------------------- entries
+
+
+def _entry(part: str, verdict: str, evidence: str, formula: str, **kw) -> ClaimResult:
+    return exact_result(CLAIM, SOURCE, kw.pop("kind", "qualitative"), part, verdict, evidence, formula, **kw)
+
+
+def measure(ctx) -> list[ClaimResult]:
+    out = []
+    growth = growth_check(ctx.seed)
+    diverges = sp.limit(x**2 - A - B * x, x, sp.oo) == sp.oo
+    refuted = diverges and growth["inside"]
+    out.append(_entry(
+        PART_UNIFORM, "refuted" if refuted else "inconclusive",
+        "counterexample d = 1, f(x) = x^2 (in C^k(R) for every k): every expert's output coordinate is at most "
+        "|c| + sum_j |v_j| (|w_j| |x| + |b_j|), and the gate's weights (softmax, or top-K renormalized) lie in [0, 1] "
+        "and sum to at most 1, so any such MoE layer satisfies |F(x)| <= A + B |x|; then sup_x |x^2 - F(x)| >= "
+        f"lim (x^2 - A - B x) = {'oo' if diverges else '?'} (sympy) for every N, h and every choice of weights: "
+        "no finite MoE of ReLU experts approximates x^2 uniformly on R (in any d, f(x) = x_1^2 the same way). A seeded top-K MoE (N = 4, h = 8, K = 2, "
+        f"renormalized) stays within its envelope A + B|x| = {growth['A']:.4g} + {growth['B']:.4g} |x| at "
+        f"{growth['points']} points up to |x| = 1e6 ({growth['inside']}), where x^2 - |F(x)| = "
+        f"{growth['gap_at'].get(1e6, float('nan')):.4g}",
+        STATEMENT, reading="uniform on R^d", counterexample="f(x) = x^2, d = 1"))
+    count = layer_count()
+    degree = sp.degree(sp.expand(count), h)
+    out.append(_entry(
+        PART_COMPACT, "not_checkable",
+        "on a compact domain the statement names nothing to check: no accuracy epsilon, no norm, and the "
+        "parameter count O(h^{d+1}) is in h, each expert's own width, which the theorem fixes; the layer's exact "
+        f"count is {sp.sstr(sp.factor(count))} (experts R^d -> h units -> R^h, gate W_g, b_g), of degree {degree} in "
+        "h, so it is O(h^{d+1}) for every d >= 1 at fixed N whatever the accuracy, and the bound constrains nothing. "
+        "A rate would need the accuracy, which the statement lacks, and the count omits N, which the proof sends to "
+        "infinity (step 5)",
+        STATEMENT, reading="compact domain"))
+    # The numeric illustration: the best sup error of h units to x^2 on [-L, L], exact.
+    line_error, cheb_ok = chebyshev_line_error()
+    hv = sp.Symbol("h", positive=True)
+    lower, upper = L**2 / (2 * (hv + 1) ** 2), L**2 / (2 * hv**2)
+    rows, match = [], cheb_ok
+    for width in WIDTHS:
+        for half in HALF_WIDTHS:
+            achieved = sup_error_exact(width, Fraction(half))
+            up = Fraction(half * half, 2 * width * width)
+            lo = Fraction(half * half, 2 * (width + 1) ** 2)
+            match &= achieved == up and lo <= achieved
+            rows.append(f"h = {width}, L = {half}: {lo} <= E <= {achieved}")
+    grows = sp.limit(lower, L, sp.oo) == sp.oo
+    out.append(_entry(
+        PART_TABLE, "confirmed" if match and grows else "refuted",
+        f"a line's best uniform error to x^2 on an interval of length ell is {line_error} (sympy: the error "
+        f"equioscillates at the ends and the midpoint: {cheb_ok}); h ReLU units make at most h + 1 linear pieces on "
+        "[-L, L], one of length >= 2L/(h + 1), so E_h(L) >= L^2/(2 (h + 1)^2); the net with one unit ReLU(x + L) and "
+        "h - 1 kinks at the equal breakpoints, output bias L^2 - ell^2/8, attains L^2/(2 h^2) (exact fractions, "
+        f"its sup error computed at every piece's ends and vertex). {'; '.join(rows)}. The lower bound tends to "
+        f"{sp.limit(lower, L, sp.oo)} as L -> oo at every h: on growing domains a fixed width gives an unbounded "
+        "error",
+        r"\frac{L^2}{2(h+1)^2} \le \inf_{\text{h ReLU units}} \sup_{[-L,L]} |x^2 - F| \le \frac{L^2}{2h^2}",
+        form="derived", kind="bound", widths=list(WIDTHS), half_widths=list(HALF_WIDTHS)))
+    out.append(_entry(
+        PART_STEP1, "not_checkable",
+        "a cited theorem (universal approximation, e.g. Leshno, Lin, Pinkus and Schocken 1993: a one-hidden-layer "
+        "network with a non-polynomial activation approximates continuous functions on compact sets as its width "
+        "grows). The step names neither the compact subset nor a growing width; at a fixed width h the error on "
+        "[-L, L] is at least L^2/(2 (h + 1)^2) for x^2 (entry on the best sup error), so 'approximate' cannot mean "
+        "'to any accuracy' with h fixed",
+        r"\text{one expert approximates } f \text{ on a subset}", role="proof step"))
+    out.extend(step4_entries())
+    # Step 5 against the count: the layer's parameters grow with N, the bound does not.
+    ratio_limit = sp.limit(count / h ** (d + 1), N, sp.oo)
+    out.append(_entry(
+        PART_STEP5, "refuted" if ratio_limit == sp.oo else "confirmed",
+        f"the layer's exact count {sp.sstr(sp.factor(count))} grows linearly in N; count / h^(d+1) -> "
+        f"{ratio_limit} as N -> oo at fixed d, h (sympy): step 5 drives the error to zero by letting N grow, so the "
+        "parameters it uses are not O(h^{d+1}) with a constant free of N, and the theorem's count omits N",
+        r"\lim_{N\to\infty} \frac{N(dh + h^2 + 2h) + N(d+1)}{h^{d+1}} = \infty", role="proof step", kind="bound"))
+    return out
+
+
+def step4_entries() -> list[ClaimResult]:
+    """Step 4 at the smallest example: N = 2, d = 1, gate logits (x, -x), constant experts 1 and -1 (a ReLU net
+    with only its output bias)."""
+    g1 = sp.exp(x) / (sp.exp(x) + sp.exp(-x))
+    g2 = 1 - g1
+    # Top-1, renormalized: the chosen expert's weight is 1.
+    renorm = (sp.Integer(1), sp.Integer(-1))
+    # Top-1 without renormalization: the chosen expert's weight is its gate probability.
+    raw = (g1.subs(x, x), -g2)
+    jumps = {}
+    for name, (right, left) in (("renormalized", renorm), ("not renormalized", raw)):
+        r = sp.limit(right, x, 0, "+")
+        lft = sp.limit(left, x, 0, "-")
+        jumps[name] = (r, lft)
+    dense = sp.simplify(g1 * 1 + g2 * (-1))
+    dense_ok = sp.limit(dense, x, 0, "+") == sp.limit(dense, x, 0, "-") == dense.subs(x, 0)
+    top_k = all(r != lft for r, lft in jumps.values())
+    text = "; ".join(f"{name}: F -> {r} as x -> 0+ and {lft} as x -> 0-" for name, (r, lft) in jumps.items())
+    return [
+        _entry(PART_STEP4, "refuted" if top_k else "confirmed",
+               "the chapter's sparse MoE routes by a hard top-K, so at a boundary the chosen expert switches "
+               "discontinuously. Exact example (N = 2, K = 1, d = 1, gate logits (x, -x), constant experts E_1 = 1, "
+               f"E_2 = -1; sympy one-sided limits): {text}. The output jumps at x = 0; softmax's soft switching "
+               "holds only when every expert stays in the sum",
+               r"F \text{ continuous at routing boundaries}", role="proof step", reading="top-K, K < N"),
+        _entry(PART_STEP4, "confirmed" if dense_ok else "refuted",
+               f"with K = N (dense) F = sum_i g_i E_i is a sum of products of continuous functions (softmax of an "
+               f"affine map, ReLU nets), hence continuous; in the example F = {sp.sstr(dense)}, with equal one-sided "
+               f"limits at 0 ({dense_ok})",
+               r"F = \sum_i g_i E_i \text{ continuous}", role="proof step", reading="dense, K = N"),
+    ]
+
+
+def slips(results: list[ClaimResult]) -> list[Slip]:
+    by = {(r.key.part, r.key.reading): r for r in results}
+    uniform = by.get((PART_UNIFORM, "uniform on R^d"))
+    compact = by.get((PART_COMPACT, "compact domain"))
+    table = by.get((PART_TABLE, None))
+    step4 = by.get((PART_STEP4, "top-K, K < N"))
+    step5 = by.get((PART_STEP5, None))
+    out = []
+    if uniform is not None and uniform.verdict == "refuted":
+        out.append(Slip(
+            id="thm1.missing_quantifiers",
+            entries=keys_of(uniform, compact, table),
+            location="Section 'Theoretical properties and proofs', Theorem 1",
+            slip_class="unstated assumption",
+            stated="an MoE layer of N ReLU experts approximates any function in C^k(R^d) with O(h^{d+1}) parameters",
+            holds="on all of R^d it does not: every such layer grows at most linearly, so the sup error to x^2 is "
+            "infinite for every N, h; on a compact domain the statement needs an accuracy and a rate to say "
+            "anything",
+            evidence=uniform.evidence,
+            effect="with h = 4 ReLU units the best sup error to x^2 is at least 2 on [-10, 10] and 200 on [-100, 100]",
+            summary="Theorem 1 states no accuracy, norm or bounded domain, and on all of R^d it is false (x^2)",
+        ))
+    if step5 is not None and step5.verdict == "refuted":
+        out.append(Slip(
+            id="thm1.count_ignores_N",
+            entries=keys_of(step5, compact),
+            location="Theorem 1's count O(h^{d+1}) against its proof idea, step (5)",
+            slip_class="inconsistency between sections",
+            stated="O(h^{d+1}) parameters, and the error tends to zero as N -> oo",
+            holds="the layer has N (d h + h^2 + 2 h) + N (d + 1) parameters, unbounded in N: a count in the expert's "
+            "width alone cannot cover a proof that lets N grow, and without an accuracy it bounds nothing",
+            evidence=step5.evidence,
+            causes=("thm1.missing_quantifiers",),
+        ))
+    if step4 is not None and step4.verdict == "refuted":
+        out.append(Slip(
+            id="thm1.soft_switching",
+            entries=keys_of(step4),
+            location="Theorem 1's proof idea, step (4)",
+            slip_class="false intermediate step",
+            stated="continuity at the boundaries is guaranteed by the softmax gate's soft switching",
+            holds="under the chapter's top-K routing (K < N) the layer's output jumps where the chosen experts "
+            "change: N = 2, K = 1, logits (x, -x), experts 1 and -1 give a jump of 2 at x = 0 (1 without "
+            "renormalization); only the dense layer (K = N) is continuous",
+            evidence=step4.evidence,
+        ))
+    return out
+
+
+register(Claim(
+    id=CLAIM, source=SOURCE, kind="qualitative",
+    statement=STATEMENT + "  (N 个专家组成的MoE层能够以 O(h^{d+1}) 的参数量逼近 C^k(R^d) 上的任意 k 阶连续可微函数: an "
+    "MoE layer of N experts can approximate any k-times continuously differentiable function on C^k(R^d) with "
+    "O(h^{d+1}) parameters)",
+    preconditions=("each expert a one-hidden-layer ReLU network with h hidden units", "N experts, softmax gate"),
+    measure=measure, slips=slips, interpretations=INTERPRETATIONS,
+    summary="An MoE layer of ReLU experts approximates C^k functions with O(h^(d+1)) parameters.",
+    notes="Exact: the linear-growth counterexample x^2 on R (sympy limit, and a seeded MoE within its envelope), "
+    "the best sup error of h ReLU units to x^2 on [-L, L] (Chebyshev by sympy, the attaining net in fractions), "
+    "proof steps (4) and (5) by sympy one-sided limits and the exact parameter count.",
+))
