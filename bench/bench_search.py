@@ -34,6 +34,7 @@ STATEMENTS = (
     ("thm1.generalization", worst_case.EQ20_AVERAGED),
     ("thm2.generalization", worst_case.EQ22_GIVEN_ROUTING),
     ("thm1.forgetting_early", worst_case_more.EQ19_GIVEN_ROUTING),
+    ("thm1.generalization", worst_case_more.EQ20_GIVEN_ROUTING),
     ("lemma12", worst_case_more.LEMMA12_GIVEN_ROUND),
 )
 TARGETS = {"smoke": 10.0, "standard": 60.0}  # seconds, the whole search across all statements

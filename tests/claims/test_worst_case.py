@@ -271,3 +271,66 @@ def test_lemma12_planted_too_tight_is_found_and_the_true_bound_is_not():
     s1 = search(wcm.LEMMA12_GIVEN_ROUND, generator_for(0, "test", "lemma12 s=1"), budget=600,
                 configs=[{"N": 2, "s": 1}, {"N": 3, "s": 1}])
     assert not s1.found and s1.evaluations >= 500
+
+
+# ------------------------------------------------------------------------ eq. (20) given the tasks and routing
+
+
+def _eq20_by_hand(ts, tasks, chosen, T1):
+    """Eq. (20) given the sequence, from the definitions without the tool's code, r = 1/2: G_T the mean over the
+    rounds of E||w^(m_tau)_T - w_(n_tau)||^2 (eq. (42)'s recursion), the right side at the counts of rounds
+    1..T1; returns (right side - G_T) / D."""
+    W = [_circ(x) for x in ts]
+    sq = lambda a, b: sum((p - q) ** 2 for p, q in zip(a, b))  # noqa: E731
+    N, r, T = len(W), F(1, 2), len(tasks)
+    S = sum(sq(w, (0, 0)) for w in W) / N
+    D = sum(sq(W[a], W[b]) for a in range(N) for b in range(N) if a != b) / N**2
+    err = {m: [sq((0, 0), w) for w in W] for m in set(chosen)}
+    for n_t, m_t in zip(tasks, chosen):
+        err[m_t] = [r * e + (1 - r) * sq(W[n_t], W[n]) for n, e in enumerate(err[m_t])]
+    G = sum(err[m][n] for n, m in zip(tasks, chosen)) / T
+    L = {m: sum(1 for x in chosen[:T1] if x == m) for m in set(chosen)}
+    rhs = sum(r ** L[m] * S + (1 - r ** L[m]) * D for m in chosen) / T
+    return (rhs - G) / D
+
+
+def test_eq20_given_routing_slack_at_hand_computed_cases():
+    # w = (1, 0), (0, 1): S = D = 1. One expert given tasks 1, 1, 2 (T = T1 = 3): its errors (task 1, task 2) go
+    # (1, 1) -> (1/2, 3/2) -> (1/4, 7/4) -> (9/8, 7/8), so G_3 = (9/8 + 9/8 + 7/8) / 3 = 25/24 against
+    # r^3 S + (1 - r^3) D = 1: slack / D = -1/24
+    x = {"N": 2, "M": 3, "T": 3, "T1": 3, "w": (F(0), F(1)), "n": (0, 0, 1), "m": (0, 0, 0)}
+    assert wcm.EQ20_GIVEN_ROUTING.exact_slack(x) == F(-1, 24)
+    # tasks 1, 1, 1, 2 with T1 = 3: errors (1/8, 15/8) after three rounds of task 1, then (17/16, 15/16):
+    # G_4 = (3 * 17/16 + 15/16) / 4 = 33/32 against 1: slack / D = -1/32
+    y = {**x, "T": 4, "n": (0, 0, 0, 1), "m": (0, 0, 0, 0)}
+    assert wcm.EQ20_GIVEN_ROUTING.exact_slack(y) == F(-1, 32)
+    assert wcm.EQ20_GIVEN_ROUTING.exact_slack({**x, "M": 4}) == wc.OUTSIDE  # T1 = 3 < M = 4
+    assert wcm.EQ20_GIVEN_ROUTING.exact_slack({**x, "N": 3, "w": (F(0), F(1), F(-1))}) == wc.OUTSIDE  # M = N
+    z = {"N": 3, "M": 4, "T": 7, "T1": 5, "w": (F(1, 3), F(-2), F(1, 2)), "n": (0, 2, 1, 0, 2, 2, 1),
+         "m": (1, 0, 3, 1, 2, 3, 0)}
+    assert wcm.EQ20_GIVEN_ROUTING.exact_slack(z) == _eq20_by_hand(z["w"], z["n"], z["m"], 5)
+
+
+def test_eq20_given_routing_planted_too_tight_is_found_and_the_sharp_version_is_not():
+    """N = 2 unit vectors (S = 1, D = g/2 for their squared gap g), M = 3, T = T1 = 3, r = 1/2, by hand: one expert
+    with tasks a, a, b gives G_3 = 1/8 + 11g/24 against 1/8 + 7g/16, slack / D = -1/24 on every pool; tasks a, b, a
+    give +1/8, b, a, a +5/24, a, a, a +7/8; a routing over two experts adds (g/4)/3 for the single round and 0 or
+    more for the pair, over three experts more still. So slack / D + 1/24 >= 0 there, with equality."""
+    configs = [{"N": 2, "M": 3, "T": 3, "T1": 3}]
+    planted = wcm.eq20_given_bound("planted", F(1, 24) - F(1, 100))
+    found = search(planted, generator_for(0, "test", "eq20 planted"), budget=2000, restarts=10, configs=configs)
+    assert found.found and found.counterexample.slack == F(-1, 100)
+    x = found.counterexample.inputs
+    assert len(set(x["m"])) == 1 and x["n"][0] == x["n"][1] != x["n"][2]
+    sharp = search(wcm.eq20_given_bound("sharp", F(1, 24)), generator_for(0, "test", "eq20 sharp"), budget=2000,
+                   restarts=10, configs=configs)
+    assert not sharp.found and sharp.evaluations >= 1800 and sharp.least_slack >= -1e-12
+
+
+@pytest.mark.parametrize("evaluations", [300, 3000])
+def test_eq20_given_routings_search_finds_a_violation_and_it_holds_by_hand(evaluations):
+    res = wc.run_search(wcm.EQ20_GIVEN_ROUTING, 0, "thm1.generalization", evaluations)
+    assert res.found
+    x = res.counterexample.inputs
+    assert res.counterexample.slack == wcm.EQ20_GIVEN_ROUTING.exact_slack(x) < 0
+    assert res.counterexample.slack == _eq20_by_hand(x["w"], x["n"], x["m"], min(x["T1"], x["T"]))

@@ -1,9 +1,11 @@
 """More worst cases searched (:mod:`packs.moe_cl.entries.worst_case` has the engine's use, the entry and the first
-four statements): two more of the paper's statements the tool evaluates exactly for given inputs.
+four statements): three more of the paper's statements the tool evaluates exactly for given inputs.
 
 * ``thm1.forgetting_early``, eq. (19) given the task sequence and the routing (the conditional entry's reading,
   only the left side strictly larger counted, as that entry counts it), over pools of unit vectors of R^2,
   sequences, M > N and the horizon t; the left side from eq. (42)'s recursion (``theory/conditional.py``);
+* ``thm1.generalization``, eq. (20) given the task sequence and the routing (the same reading; the search of
+  eq. (20) averaged over the tasks is in :mod:`worst_case`), over the same pools, M > N, T and T1 >= M;
 * ``lemma12`` (M > N), the locality loss's gradient under correct routing: eq. (5)'s step of the routed expert in
   rational arithmetic, Definition 1's features (signal column beta v_n with v = w, and noise columns), the gate
   parameter putting the expert in M_n (eq. (11)) and the proof's premise (the expert's previous task had the
@@ -19,7 +21,7 @@ from fractions import Fraction
 
 from moecl_verify.checks.search import Choice, Real, Size, Statement
 from moecl_verify.packs.moe_cl.entries.worst_case import MIN_GAP, OUTSIDE, R
-from moecl_verify.theory.conditional import conditional_errors, eq19_rhs, pool_constants
+from moecl_verify.theory.conditional import conditional_errors, eq19_rhs, eq20_rhs, pool_constants
 
 
 def _pool(x, n: int) -> list[tuple]:
@@ -67,6 +69,38 @@ def eq19_bound(name: str, extra=Fraction(0)) -> Statement:
 
 EQ19_GIVEN_ROUTING = eq19_bound("thm1.forgetting_early: eq. (19) given the tasks and the routing, left side larger "
                                 "[errors]")
+
+
+# ----------------------------------------------------------------- Theorem 1, eq. (20) given the tasks and routing
+
+
+def _eq20_slack(x, extra=Fraction(0)):
+    N, M, T = x["N"], x["M"], x["T"]
+    T1 = min(x["T1"], T)
+    W = _pool(x, N)
+    tasks, chosen = tuple(x["n"]), tuple(x["m"])
+    S, D = pool_constants(W)
+    if not _distinct(W) or M <= N or T1 < M:
+        return OUTSIDE  # Theorem 1's case (M > N), and an exploration of at least one round per expert
+    lhs = conditional_errors(W, tasks, chosen, M, R).generalization[T - 1]
+    return (eq20_rhs(chosen, M, T1, R, S, D) - lhs) / D + extra  # in units of D
+
+
+def eq20_given_bound(name: str, extra=Fraction(0)) -> Statement:
+    """E[G_T | tasks, routing] <= eq. (20)'s right side (+ ``extra`` D), the counts frozen at T1, for every pool of
+    unit vectors, task sequence and routing, over N = 2..3, M = 3..4 > N, T = 3..7 and M <= T1 <= T (as the
+    search of the averaged reading bounds T1); only the left side strictly larger counts, as the conditional
+    entry counts it."""
+    return Statement(name, slack=lambda x: float(_eq20_slack(x, extra)),
+                     exact_slack=lambda x: _eq20_slack(x, extra),
+                     sizes=(Size("N", 2, 3), Size("M", 3, 4), Size("T", 3, 7), Size("T1", 3, 7)),
+                     reals=(Real("w", -1, 1, "N"),),
+                     choices=(Choice("n", "T", "N"), Choice("m", "T", "M")),
+                     strict=False)
+
+
+EQ20_GIVEN_ROUTING = eq20_given_bound("thm1.generalization: eq. (20) given the tasks and the routing, left side "
+                                      "larger [errors]")
 
 
 # ---------------------------------------------------------------------------- Lemma 12, M > N, correct routing
@@ -160,4 +194,5 @@ LEMMA12_GIVEN_ROUND = lemma12_bound("lemma12: grad L_loc = 0 under correct routi
                                     lambda q: -q.delta * q.xbar_inf)
 
 
-__all__ = ["EQ19_GIVEN_ROUTING", "LEMMA12_GIVEN_ROUND", "RoutedRound", "eq19_bound", "lemma12_bound", "lemma12_round"]
+__all__ = ["EQ19_GIVEN_ROUTING", "EQ20_GIVEN_ROUTING", "LEMMA12_GIVEN_ROUND", "RoutedRound", "eq19_bound",
+           "eq20_given_bound", "lemma12_bound", "lemma12_round"]

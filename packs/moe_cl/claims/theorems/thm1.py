@@ -194,6 +194,12 @@ def measure_generalization(ctx: Context) -> list:
     out.append(_conditional(ctx, "thm1.generalization", "bound", "eq20",
                             "E[G_T | routing] < eq. (20) RHS(routing) for every sequence", lhs, rhs, False,
                             (CONFIG["T"],)))
+    # That reading pushed further: pools of unit vectors (not only orthonormal), N = 2..3, M = 3..4 > N, T1 <= T.
+    searched = worst_case.run_search(worst_case_more.EQ20_GIVEN_ROUTING, ctx.seed, "thm1.generalization",
+                                     ctx.sizes.search_evaluations)
+    out.append(worst_case.entry("thm1.generalization", SOURCE, worst_case_more.EQ20_GIVEN_ROUTING, searched,
+                                r"\mathbb{E}[G_T \mid n_{1:T}, m_{1:T}] \le \text{eq. (20) RHS}(m_{1:T})\ "
+                                r"\text{for every sequence and pool of unit vectors}", conditional_reading.READING))
     out.append(task_averaged_entry())
     # The same reading pushed further: pools of unit vectors, longer horizons, searched for the smallest slack.
     searched = worst_case.run_search(worst_case.EQ20_AVERAGED, ctx.seed, "thm1.generalization",
