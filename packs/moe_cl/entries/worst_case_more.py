@@ -57,7 +57,7 @@ def eq19_bound(name: str, extra=Fraction(0)) -> Statement:
     """E[F_t | tasks, routing] <= eq. (19)'s right side (+ ``extra`` D) for every pool of unit vectors, task
     sequence and routing, over N = 2..3, M = 3..4 > N and t = 2..6; only the left side strictly larger counts
     (``strict=False``), as the conditional entry counts it: a violation of the non-strict bound is one of the
-    printed strict bound too.  Eq. (19) holds for t <= T1, and both sides depend on rounds 1..t only, so T1 is
+    printed strict bound too.  Eq. (19) is stated for t <= T1, and both sides depend on rounds 1..t only, so T1 is
     any T1 >= max(t, M)."""
     return Statement(name, slack=lambda x: float(_eq19_slack(x, extra)),
                      exact_slack=lambda x: _eq19_slack(x, extra),
@@ -189,7 +189,8 @@ def lemma12_bound(name: str, slack) -> Statement:
 
 
 # grad_theta_k L_loc = Delta pi_m (1{k = m} - pi_k) xbar (the claim's derived.gradient) and 0 < pi_m < 1, so the
-# gradient vanishes for every expert exactly when Delta ||xbar||_inf = 0: the statement's exact, rational form.
+# gradient vanishes for every expert exactly when Delta ||xbar||_inf = 0, whatever M > N and the other experts' gate
+# parameters (which only move pi): the statement's exact, rational form.
 LEMMA12_GIVEN_ROUND = lemma12_bound("lemma12: grad L_loc = 0 under correct routing, M > N [gradient]",
                                     lambda q: -q.delta * q.xbar_inf)
 
