@@ -14,7 +14,9 @@ by eq. (5), w_t - w_{t-1} = P_t (w_{n_t} - w_{t-1}) (P_t the projection onto spa
 to span X_t: it rests on Lemma 3, which is false in general.
 
 How it is checked: the sympy gradient and its vanishing condition; an exact rational counterexample under
-the proof's own premise (the routed expert's previous task had the same ground truth); Algorithm 1 simulated
+the proof's own premise (the routed expert's previous task had the same ground truth), and the same statement
+searched over pools, Definition 1's features, the routed expert's gate parameter and its previous tasks, the
+premise imposed (:mod:`packs.moe_cl.entries.worst_case_more`, part ``worst case searched``); Algorithm 1 simulated
 (record_rounds, expert models replayed from the draws) for how often a correctly routed round after T1
 has a nonzero gradient (M > N; :class:`checks.kinds.proportion.ProportionEvidence`, "at most 0" on the count of
 such rounds: one refutes the universal statement, none cannot confirm it); the M < N bound and the
@@ -388,7 +390,8 @@ register(Claim(
     slips=slips_lemma12,
     interpretations=INTERPRETATIONS,
     summary="The locality loss's gradient vanishes (M > N) or is O(sigma0^1.5) (M < N) under correct routing.",
-    notes="The gradient of eq. (6) by sympy; an exact rational counterexample under the proof's own premise; "
+    notes="The gradient of eq. (6) by sympy; an exact rational counterexample under the proof's own premise, and "
+    "a worst-case search of the statement over pools, features, gate parameters and task histories (exact); "
     "Algorithm 1 simulated with the expert models replayed from the draws; the M < N bound and its proof's premise "
     "as scaling laws over sigma0 in [0.025, 0.4] at two hidden constants.",
     shares=("lemma12",),

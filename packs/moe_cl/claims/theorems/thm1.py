@@ -38,6 +38,10 @@ orthonormal w, S = D) and on an antipodal pool (S < D); ``refuted`` with the
 first violating case, ``inconclusive`` when none exists up to the horizon.
 The three readings are listed as interpretations of ``thm1.generalization``.
 
+Eq. (19) and eq. (20) read given the tasks and the routing are also searched over pools of unit vectors
+(N = 2..3, M = 3..4 > N), the left side strictly larger counted as the conditional entries count it
+(:mod:`packs.moe_cl.entries.worst_case_more`, part ``worst case searched``).
+
 Theorem 1 at M = 1 (claim ``thm1.m1_specialization``; Section 5.1): "eq. (19)
 and (20) specialize to eq. (17) and (18)".
 
