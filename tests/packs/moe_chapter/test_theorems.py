@@ -1,0 +1,198 @@
+"""The chapter's three theorems (thm1, thm2, thm3): verdicts on tiny contexts, and every exact recheck against a
+case computed by hand here (fractions and arithmetic written out, never copied from the tool's output)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import moecl_verify.packs.moe_chapter.claims.thm1 as thm1
+import moecl_verify.packs.moe_chapter.claims.thm2 as thm2
+import moecl_verify.packs.moe_chapter.claims.thm3 as thm3
+from moecl_verify.checks import runner
+from moecl_verify.checks.context import context_for
+from moecl_verify.packs.moe_chapter import PACK
+
+pytestmark = pytest.mark.claims
+
+
+def _by_part(results):
+    return {(r.key.part, r.key.reading): r for r in results}
+
+
+# ---------------------------------------------------------------------------------------------- Theorem 2
+
+
+def test_thm2_ratio_verdicts_and_roles():
+    out = thm2.measure_ratio(context_for(PACK, "smoke", 0))
+    got = {(r.key.part, r.form, r.key.role): r.verdict for r in out}
+    assert got == {
+        (thm2.PART_H_FIRST, "stated", "statement"): "confirmed",
+        (thm2.PART_JOINT, "stated", "statement"): "confirmed",
+        (thm2.PART_N_ONLY, "derived", "statement"): "confirmed",
+        (thm2.PART_REL, "derived", "statement"): "confirmed",
+        (thm2.PART_EXPERTS, "stated", "proof step"): "refuted",
+    }
+    assert [s.id for s in thm2.slips_ratio(out)] == ["thm2.expert_dimensions"]
+
+
+def test_thm2_ratio_by_hand():
+    # d = h = 1, N = 64, K = 2: ratio = (1 + 1 + 2)/(1 + 1 + 64) = 4/66 = 2/33; K/N = 1/32;
+    # relative error (2/33 - 1/32)/(1/32) = 64/33 - 1 = 31/33 (the formula (N - K) 2 / (K (N + 2)) = 124/132).
+    assert thm2.ratio_at(1, 1, 64, 2) == Fraction(2, 33)
+    rel = thm2.relative_error()
+    assert rel.subs({thm2.d: 1, thm2.h: 1, thm2.N: 64, thm2.K: 2}) == sp.Rational(31, 33)
+    # h = 4d (d = 1, h = 4), N = 8, K = 2: ratio = (1 + 4 + 32)/(1 + 4 + 128) = 37/133, K/N = 1/4.
+    assert thm2.ratio_at(1, 4, 8, 2) == Fraction(37, 133)
+    assert rel.subs({thm2.d: 1, thm2.h: 4, thm2.N: 8, thm2.K: 2}) == (Fraction(37, 133) - Fraction(1, 4)) * 4
+    lim = thm2.limits()
+    # h -> oo at fixed N, K: the quadratic terms dominate: K/N. N -> oo with h = d: (2 + K)/K.
+    assert lim["h"] == thm2.K / thm2.N
+    assert sp.simplify(lim["N_rel_h_eq_d"] - (2 + thm2.K) / thm2.K) == 0
+    assert lim["N"] == 0
+    # Far along h: at d = 1, h = 10^6, N = 8, K = 2 the ratio exceeds 1/4 by
+    # (1/4) (N - K) d (d + h) / (K (N h^2 + d^2 + d h)) = (1/4) 6 (10^6 + 1) / (2 (8 10^12 + 10^6 + 1)), about 9.4e-8.
+    excess = float(thm2.ratio_at(1, 10**6, 8, 2)) - 0.25
+    assert abs(excess - 0.25 * 6 * (1e6 + 1) / (2 * (8e12 + 1e6 + 1))) < 1e-15 and 0 < excess < 1e-7
+
+
+def test_thm2_expert_term_is_h_squared_per_expert():
+    # P_dense / L = d^2 + d h + N h^2: one more expert adds h^2, while E_i: R^d -> R^h has d h + h parameters.
+    dv, hv = 3, 5
+    one_more = thm2.P_DENSE.subs({thm2.N: 7, thm2.d: dv, thm2.h: hv, thm2.L: 1}) - \
+        thm2.P_DENSE.subs({thm2.N: 6, thm2.d: dv, thm2.h: hv, thm2.L: 1})
+    assert one_more == hv * hv == 25 and dv * hv + hv == 20
+    entry = thm2.expert_terms_entry()
+    assert entry.verdict == "refuted" and entry.key.role == "proof step" and entry.key.reading == "expert size"
+
+
+def test_thm2_gate_parameters():
+    out = thm2.measure_gate(context_for(PACK, "smoke", 0))
+    got = {r.key.part: r.verdict for r in out}
+    assert got == {thm2.PART_GATE: "refuted", thm2.PART_ATTENTION: "confirmed", thm2.PART_SAVINGS: "confirmed",
+                   thm2.PART_GATE_FLOOR: "confirmed", thm2.PART_UNITS: "confirmed"}
+    # The gate's floor by hand: d = 2, h = 3, K = 1, N = 10^9: (4 + 6 + 9 + 2N)/(4 + 6 + 9N + 2N) -> 2/11.
+    n = 10**9
+    assert abs((4 + 6 + 9 + 2 * n) / (4 + 6 + 9 * n + 2 * n) - 2 / 11) < 1e-8
+    assert {s.id for s in thm2.slips_gate(out)} == {"thm2.gate_term_missing", "thm2.count_vs_compute"}
+
+
+# ---------------------------------------------------------------------------------------------- Theorem 3
+
+
+def test_thm3_verdicts():
+    out = thm3.measure(context_for(PACK, "smoke", 0))
+    got = {(r.key.part, r.key.reading): r.verdict for r in out}
+    assert got == {
+        (thm3.PART_STATEMENT, None): "not_checkable",
+        (thm3.PART_MEAN, None): "confirmed",
+        (thm3.PART_RANGE, "population variance"): "confirmed",
+        (thm3.PART_DECREASING, "relative"): "confirmed",
+        (thm3.PART_DECREASING, "hyperbolic"): "confirmed",
+        (thm3.PART_POSITIVE, "relative"): "not_checkable",
+        (thm3.PART_POSITIVE, "hyperbolic"): "confirmed",
+        (thm3.PART_BOTTLENECK, None): "refuted",
+    }
+    assert [s.id for s in thm3.slips(out)] == ["thm3.variance_vs_bottleneck"]
+    # The positivity condition of the relative reading: beta < K/(N - K) = 2/62 at N = 64, K = 2.
+    positive = _by_part(out)[(thm3.PART_POSITIVE, "relative")]
+    assert f"{2 / 62:.4g}" in positive.evidence
+
+
+def test_thm3_frequencies_and_variance_by_hand():
+    # N = 3, K = 2, two tokens routed to {0, 1} and {0, 2}: f = (1, 1/2, 1/2), sum 2 = K.
+    f = thm3.frequencies(np.array([[0, 1], [0, 2]]), 3)
+    assert f == [Fraction(1), Fraction(1, 2), Fraction(1, 2)]
+    # mean 2/3; deviations 1/3, -1/6, -1/6; Var = (1/9 + 1/36 + 1/36)/3 = (6/36)/3 = 1/18.
+    assert thm3.variance(f) == Fraction(1, 18)
+    # The largest variance at N = 8, K = 2: K(N - K)/N^2 = 12/64 = 3/16, from two experts taking every token.
+    assert thm3.variance([Fraction(1)] * 2 + [Fraction(0)] * 6) == Fraction(3, 16)
+
+
+def test_thm3_bottleneck_counterexample_by_hand():
+    a, b, va, vb = thm3.bottleneck_counterexample(*thm3.BOTTLENECK_SHAPE)
+    # Whatever pair the search returns must be a counterexample, checked here by hand arithmetic.
+    assert sum(a) == sum(b) == 2 and va < vb and max(a) > max(b)
+    assert (a, b) == ((Fraction(5, 6), Fraction(2, 3), Fraction(1, 3), Fraction(1, 6)),
+                      (Fraction(2, 3), Fraction(2, 3), Fraction(2, 3), Fraction(0)))
+    # mean 1/2: deviations (1/3, 1/6, -1/6, -1/3) -> Var = (1/9 + 1/36 + 1/36 + 1/9)/4 = 5/72;
+    # (1/6, 1/6, 1/6, -1/2) -> Var = (3/36 + 1/4)/4 = 1/12.
+    assert va == Fraction(5, 72) and vb == Fraction(1, 12)
+
+
+def test_thm3_mean_entry_can_fail(monkeypatch):
+    # A token that reached only one of its K = 2 experts (dropped by a capacity limit) is not a top-K routing:
+    # sum_i f_i = 1 != K there, and the entry says so.
+    monkeypatch.setattr(thm3, "random_routings",
+                        lambda seed, cases: [(3, 2, np.array([[0, 1], [0, 2]])), (3, 2, np.array([[0]]))])
+    out = {r.key.part: r.verdict for r in thm3.measure(context_for(PACK, "smoke", 0))}
+    assert out[thm3.PART_MEAN] == "refuted"
+
+
+# ---------------------------------------------------------------------------------------------- Theorem 1
+
+
+def test_thm1_verdicts_and_slip_causes():
+    out = thm1.measure(context_for(PACK, "smoke", 0))
+    got = {(r.key.part, r.key.reading, r.form, r.key.role): r.verdict for r in out}
+    assert got == {
+        (thm1.PART_UNIFORM, "uniform on R^d", "stated", "statement"): "refuted",
+        (thm1.PART_COMPACT, "compact domain", "stated", "statement"): "not_checkable",
+        (thm1.PART_TABLE, None, "derived", "statement"): "confirmed",
+        (thm1.PART_STEP1, None, "stated", "proof step"): "not_checkable",
+        (thm1.PART_STEP4, "top-K, K < N", "stated", "proof step"): "refuted",
+        (thm1.PART_STEP4, "dense, K = N", "stated", "proof step"): "confirmed",
+        (thm1.PART_STEP5, None, "stated", "proof step"): "refuted",
+    }
+    slips = {s.id: s for s in thm1.slips(out)}
+    assert set(slips) == {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching"}
+    assert slips["thm1.count_ignores_N"].causes == ("thm1.missing_quantifiers",)
+    assert slips["thm1.missing_quantifiers"].causes == ()
+
+
+def test_thm1_relu_net_by_hand():
+    # h = 2 units on [-1, 1]: pieces [-1, 0], [0, 1] (ell = 1), secant slopes -1 and 1; the net is
+    # 7/8 - ReLU(x + 1) + 2 ReLU(x): at 0 it is 7/8 - 1 = -1/8 (error 1/8), at 1 it is 7/8 - 2 + 2 = 7/8 (error
+    # 1/8), at -1/2 it is 7/8 - 1/2 = 3/8 (error 1/4 - 3/8 = -1/8): the error equioscillates at ell^2/8 = 1/8.
+    t, units, bias = thm1.relu_net_pieces(2, Fraction(1))
+    assert t == [-1, 0, 1] and units == [(-1, -1), (2, 0)] and bias == Fraction(7, 8)
+    for xv, err in ((0, Fraction(1, 8)), (1, Fraction(1, 8)), (Fraction(-1, 2), Fraction(-1, 8))):
+        assert xv * xv - thm1.relu_net(units, bias, Fraction(xv)) == err
+    # L^2/(2 h^2): h = 4, L = 10 -> 100/32 = 25/8; h = 16, L = 1 -> 1/512.
+    assert thm1.sup_error_exact(4, Fraction(10)) == Fraction(25, 8)
+    assert thm1.sup_error_exact(16, Fraction(1)) == Fraction(1, 512)
+
+
+def test_thm1_moe_output_by_hand():
+    # N = 2 experts of one unit, K = 1: gate logits (x, -x); expert 1 = ReLU(x) + 0, expert 2 = 3 ReLU(-x) + 1.
+    params = {"wg": np.array([1.0, -1.0]), "bg": np.zeros(2), "w": np.array([[1.0], [-1.0]]),
+              "b": np.zeros((2, 1)), "v": np.array([[1.0], [3.0]]), "c": np.array([0.0, 1.0]), "K": 1}
+    out = thm1.moe_output(np.array([2.0, -2.0]), params)
+    # x = 2 routes to expert 1 (weight renormalized to 1): 2; x = -2 to expert 2: 3 * 2 + 1 = 7.
+    assert np.allclose(out, [2.0, 7.0])
+    growth = thm1.growth_check(0)
+    assert growth["inside"] and growth["gap_at"][1e6] > 1e11
+
+
+def test_thm1_step4_limits_by_hand():
+    entries = {r.key.reading: r for r in thm1.step4_entries()}
+    # Renormalized top-1: the chosen expert's weight is 1, so F jumps from -1 to 1; without renormalization it is
+    # the gate probability e^0/(e^0 + e^0) = 1/2 on either side: -1/2 to 1/2.  Dense: tanh, continuous.
+    assert "1 as x -> 0+ and -1 as x -> 0-" in entries["top-K, K < N"].evidence
+    assert "1/2 as x -> 0+ and -1/2 as x -> 0-" in entries["top-K, K < N"].evidence
+    assert entries["dense, K = N"].verdict == "confirmed"
+
+
+def test_theorems_through_the_runner():
+    res = runner.run(["thm1.*", "thm2.*", "thm3.*"], budget="smoke", seed=0, pack="moe-chapter",
+                     reuse_claims=False)
+    ids = {r.id for r in res.results}
+    assert ids == {"thm1.expressivity", "thm2.ratio", "thm2.gate_parameters", "thm3.capacity"}
+    assert all(r.evidence_type == "exact" for r in res.results)
+    assert {s.id for s in res.slips} >= {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching",
+                                         "thm2.expert_dimensions", "thm3.variance_vs_bottleneck"}
+    assert math.isclose(len(res.results), 7 + 5 + 5 + 8)
