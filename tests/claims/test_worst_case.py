@@ -149,6 +149,9 @@ def test_eq19_slack_at_hand_computed_cases():
     assert wcm.EQ19_GIVEN_ROUTING.exact_slack(x) == F(-3, 4)
     # different experts: neither moves on the other's task, both sides 0 (a violation of the printed '<' only)
     assert wcm.EQ19_GIVEN_ROUTING.exact_slack({**x, "m": (0, 1)}) == 0
+    # tasks 1, 1, 2 on one expert, t = 3: errors (task 1, task 2) (1, 1) -> (1/2, 3/2) -> (1/4, 7/4) -> (9/8, 7/8);
+    # F_3 = ((9/8 - 1/2) + (9/8 - 1/4)) / 2 = 3/4; with S = D every summand (r^L_t - r^L_tau)(S - D) is 0
+    assert wcm.EQ19_GIVEN_ROUTING.exact_slack({**x, "T": 3, "n": (0, 0, 1), "m": (0, 0, 0)}) == F(-3, 4)
     # N = 3, w = (1, 0), (0, 1), (0, -1): gaps 2, 2, 4, D = 2 (2 + 2 + 4) / 9 = 16/9. Tasks 2 then 3 on one expert:
     # F_2 = (1 - r)(4 - r) = 7/4, right side r (1 - r)(D - S) = 7/36: slack / D = (7/36 - 63/36) * 9/16 = -7/8
     y = {"N": 3, "M": 4, "T": 2, "w": (F(0), F(1), F(-1)), "n": (1, 2), "m": (2, 2)}
