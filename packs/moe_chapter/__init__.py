@@ -4,7 +4,8 @@ The chapter ("1.5 MoE模型的数学推导与理论证明": top-K routing, the l
 and the softmax, three stated theorems, numerical stability) is checked claim by claim in its own order.  Its
 display formulas did not survive in the source text: only the prose, the inline definitions and the
 theorems' statements did, so every formula the checks need and the text lacks is a *reading* with its
-source (``readings.py``), never a silent repair.
+source, recorded in the claim's interpretations and named in the entries that rest on it, never a silent repair.
+The routing, the weights and the auxiliary loss the claims share are in ``model.py`` (exact and numpy).
 
 The pack imports nothing from the paper's pack (``moe_cl``); it shares only the machinery.
 """

@@ -5,10 +5,24 @@ from __future__ import annotations
 from moecl_verify.checks.pack import HeadlineItem
 
 ITEMS = (
-    HeadlineItem("routing", "Gating and top-K routing", "G maps into the simplex; dense MoE is top-K with K = N",
-                 ("gate", "topk", "batch"), "chapter"),
-    HeadlineItem("gradients", "The gradients", "the auxiliary loss's, the gate's and the experts' gradients",
-                 ("aux", "expert"), "chapter"),
+    HeadlineItem("routing", "Gating and top-K routing",
+                 "G maps into the simplex; dense MoE is top-K with K = N; the normalised top-K weights (K = 1 or 2); "
+                 "the batch form with the routing matrix",
+                 ("gate", "topk", "batch"), "chapter",
+                 parts=(("G maps R^d into the simplex Δ^{N−1}", ("gate.simplex",)),
+                        ("dense MoE is the special case K = N", ("topk.dense_special_case",)),
+                        ("the normalised top-K weights, usually with K = 1 or 2", ("topk.normalised_k1",)),
+                        ("the batch form Y from R and E(X) with ⊙", ("batch.routing_matrix",)))),
+    HeadlineItem("gradients", "The gradients",
+                 "the frequencies and probabilities of the auxiliary loss, the need for a straight-through estimator, "
+                 "the gate's and the experts' gradients, and what a higher gate probability does",
+                 ("aux", "expert"), "chapter",
+                 parts=(("f_i and P_i: routing frequencies and mean gate probabilities", ("aux.frequencies",)),
+                        ("top-K is not differentiable, so an STE is needed", ("aux.ste_needed",)),
+                        ("the auxiliary loss's gradient through the softmax to W_g", ("aux.gradient",)),
+                        ("a selected expert's gradient", ("expert.gradient",)),
+                        ("a higher gate probability gives a stronger gradient and a larger update",
+                         ("expert.update_scale",)))),
     HeadlineItem("thm1", "Theorem 1 (expressivity)", "N ReLU experts approximate C^k functions with O(h^(d+1)) parameters",
                  ("thm1",), "chapter"),
     HeadlineItem("thm2", "Theorem 2 (compute ratio)", "P_sparse / P_dense tends to K/N when N >> K and h^2 >> d^2",

@@ -133,3 +133,14 @@ def weight_jacobian(logits: Sequence, K: int, normalise: bool = True) -> tuple[t
     at = dict(zip(z, logits))
     values = tuple(sp.simplify(v.subs(at)) for v in w)
     return values, tuple(tuple(sp.simplify(sp.diff(wi, zk).subs(at)) for zk in z) for wi in w)
+
+
+def vanishes(expr) -> bool:
+    """Whether a sympy expression is identically 0: expanded, then as one cancelled fraction (fast for the
+    rational functions of exponentials and tanh the gradients are), then by ``simplify`` as the last resort."""
+    expanded = sp.expand(expr)
+    if expanded == 0:
+        return True
+    if sp.cancel(sp.together(expanded)) == 0:
+        return True
+    return sp.simplify(expr) == 0

@@ -49,7 +49,7 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.packs.moe_chapter import model
 from moecl_verify.packs.moe_chapter.model import (aux_loss_per_k, aux_loss_switch, frequencies, mean_probabilities,
-                                                  softmax_exact, sparse_weights, top_k, weight_jacobian)
+                                                  softmax_exact, sparse_weights, top_k, vanishes, weight_jacobian)
 
 SOURCE_LOSS = "Chapter 1.5, 损失函数 (L_task, L_aux, f_i, P_i)"
 SOURCE_GATE = "Chapter 1.5, 对门控网络的梯度推导 and Softmax梯度的链式法则"
@@ -287,21 +287,23 @@ def w_chain(BT: int = 2, N: int = 2, d: int = 2) -> bool:
     gates = [softmax_exact(list(W * x + b)) for x in X]
     L = aux_loss_switch(f, mean_probabilities(gates), ALPHA)
     dz = [[ALPHA * N / BT * g[k] * (f[k] - sum(f[i] * g[i] for i in range(N))) for k in range(N)] for g in gates]
-    ok_w = all(sp.simplify(sp.diff(L, W[k, j]) - sum(dz[t][k] * X[t][j] for t in range(BT))) == 0
+    ok_w = all(vanishes(sp.diff(L, W[k, j]) - sum(dz[t][k] * X[t][j] for t in range(BT)))
                for k in range(N) for j in range(d))
-    ok_b = all(sp.simplify(sp.diff(L, b[k]) - sum(dz[t][k] for t in range(BT))) == 0 for k in range(N))
+    ok_b = all(vanishes(sp.diff(L, b[k]) - sum(dz[t][k] for t in range(BT))) for k in range(N))
     return ok_w and ok_b
 
 
 def restricted_softmax(N: int, selected: tuple[int, ...]) -> bool:
     """Normalised top-K weights are the softmax of the selected logits: d g~_i/d z_k = g~_i (delta_ik - g~_k) on
-    the selection, 0 off it (sympy)."""
-    z = sp.symbols(f"z1:{N + 1}", real=True)
-    w = sparse_weights(softmax_exact(z), len(selected), True, selected)
+    the selection, 0 off it (sympy).  Written in u_k = e^{z_k} > 0, where d/dz_k = u_k d/du_k, so every side is a
+    rational function and the comparison is a cancellation."""
+    u = sp.symbols(f"u1:{N + 1}", positive=True)
+    total = sp.Add(*u)
+    w = sparse_weights([v / total for v in u], len(selected), True, selected)
     for i in range(N):
         for k in range(N):
             want = w[i] * ((1 if i == k else 0) - w[k]) if (i in selected and k in selected) else 0
-            if sp.simplify(sp.diff(w[i], z[k]) - want) != 0:
+            if sp.cancel(u[k] * sp.diff(w[i], u[k]) - want) != 0:
                 return False
     return True
 

@@ -111,8 +111,8 @@ def measure(ctx) -> list:
         + "; ".join(f"N = {N}: g_i < 1: {a}, interior attained: {b}" for N, (a, b) in interior.items())
         + ". So the softmax maps R^N onto the open simplex, G(R^d) lies inside it, and a one-hot gate is only a "
         "limit (the chapter's tau -> 0). "
-        f"In float64 the stable softmax of logits (0, {UNDERFLOW_GAP}) is exactly ({underflow[0]!r}, "
-        f"{underflow[1]!r}): a vertex reached through underflow, not by the exact map. This refines the "
+        f"In float64 the stable softmax of logits (0, {UNDERFLOW_GAP}) is exactly ({float(underflow[0])!r}, "
+        f"{float(underflow[1])!r}): a vertex reached through underflow, not by the exact map. This refines the "
         "statement (Delta^{N-1} is a codomain) and refutes nothing",
         r"G(\mathbb{R}^d) \subseteq \operatorname{int}\Delta^{N-1}", form="derived", reading="softmax gate"))
     return out
