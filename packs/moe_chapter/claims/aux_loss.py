@@ -70,6 +70,7 @@ MINIMAL_LOGITS = (sp.log(2), sp.Integer(0))
 FD_STEP = 1e-6
 FD_CONFIRM = 1e-5  # relative error up to which the analytic gradient agrees (float64, step 1e-6)
 FD_REFUTE = 1e-2   # relative error beyond which the analytic gradient is wrong, not rounded
+FD_FLOOR = 1e-4    # the error's scale is at least this fraction of the loss (the rounding of central differences)
 
 INTERPRETATIONS = (
     Interpretation(
@@ -371,9 +372,10 @@ def finite_differences(seed: int, cases: int) -> dict:
         analytic = np.concatenate([dW.ravel(), db])
         numeric = np.concatenate([numeric_w.ravel(), numeric_b])
         kept = ~np.isnan(numeric)
-        # Relative to the larger of the gradient and the loss: central differences round off in proportion to
-        # the loss, and a gradient that vanishes exactly (K = 1 with balanced frequencies) has no scale of its own.
-        scale = max(float(np.abs(analytic).max()), abs(loss0))
+        # Relative to the gradient's largest entry, floored at FD_FLOOR times the loss: central differences round
+        # off in proportion to the loss (about 1e-16 |L| / step), and a gradient that vanishes exactly (K = 1 with
+        # balanced frequencies) has no scale of its own.
+        scale = max(float(np.abs(analytic).max()), FD_FLOOR * abs(loss0))
         if kept.any():
             worst = max(worst, float(np.abs(numeric[kept] - analytic[kept]).max()) / scale)
     return {"cases": cases, "coordinates": coords, "skipped": skipped, "worst": worst}
@@ -433,7 +435,8 @@ def measure_gradient(ctx) -> list:
         f"top-K, alpha in [0.01, 1]) on {fd['cases']} seeded random instances (BT 2..6, N 2..6, K 1..N, d 2..4, "
         f"h 1..3); central differences with step {FD_STEP:g} in every entry of W_g and b_g ({fd['coordinates']} "
         f"coordinates, {fd['skipped']} skipped because the step changed a top-K set) against the analytic "
-        f"gradient sum_t (dL/dz_t) x_t^T: largest error relative to the larger of the gradient's largest entry and the loss "
+        f"gradient sum_t (dL/dz_t) x_t^T: largest error relative to the gradient's largest entry (at least "
+        f"{FD_FLOOR:g} times the loss) "
         f"{fd['worst']:.2e} (agreement up to {FD_CONFIRM:g}, disagreement beyond {FD_REFUTE:g})",
         r"\frac{\partial (L_{task}+L_{aux})}{\partial W_g}\ \text{vs central differences}",
         reading=SWITCH, cases=fd["cases"], worst_relative_error=fd["worst"], skipped=fd["skipped"]))

@@ -38,8 +38,9 @@ GRAD, SCALE = "expert.gradient", "expert.update_scale"
 CHAIN = "dL/dtheta_i = g~_i (dE_i/dtheta_i)^T dL/dy"
 K1_NORMALISED = "normalised top-K, K = 1"
 FD_STEP = 1e-6
-FD_CONFIRM = 1e-6  # relative to the larger of the gradient and the loss (float64, central differences)
+FD_CONFIRM = 1e-6  # relative to the gradient's largest entry (float64, central differences)
 FD_REFUTE = 1e-2
+FD_FLOOR = 1e-4  # the error's scale is at least this fraction of the loss (the rounding of central differences)
 # The minimal counterexample: two factorised linear experts E_i(x) = a_i b_i x, K = N = 2, g = (2/3, 1/3),
 # x = 1, target 1; expert 1 has small parameters (1/10, 1/10), expert 2 (1, 1).
 GATES = (sp.Rational(2, 3), sp.Rational(1, 3))
@@ -169,9 +170,9 @@ def finite_differences(seed: int, cases: int) -> dict:
                         skipped += 1
                         continue
                     estimate = (values[0] - values[1]) / (2 * FD_STEP)
-                    # Relative to the larger of the gradient's scale and the loss: central differences round
-                    # off in proportion to the loss.
-                    scale = max(max(float(np.abs(a).max()) for a in analytic), loss0)
+                    # Relative to the gradient's largest entry, floored at FD_FLOOR times the loss: central
+                    # differences round off in proportion to the loss.
+                    scale = max(max(float(np.abs(a).max()) for a in analytic), FD_FLOOR * loss0)
                     worst = max(worst, abs(estimate - analytic[which][index]) / scale)
     return {"cases": cases, "coordinates": coords, "skipped": skipped, "worst": worst}
 
@@ -206,8 +207,9 @@ def measure_gradient(ctx) -> list:
         f"deterministic float64 computation (not a sample): {fd['cases']} seeded random instances (N 2..5, K 1..N, "
         f"d 1..4, 1..5 ReLU units, h 1..3, normalised top-K, squared loss); central differences with step "
         f"{FD_STEP:g} in every parameter of every selected expert ({fd['coordinates']} coordinates, {fd['skipped']} "
-        f"skipped because the step switched a unit) against g~_i J_i^T (y - t): largest error relative to the larger "
-        f"of the gradient's largest entry and the loss {fd['worst']:.2e} (agreement up to {FD_CONFIRM:g}, "
+        f"skipped because the step switched a unit) against g~_i J_i^T (y - t): largest error relative to the "
+        f"gradient's largest entry (at least {FD_FLOOR:g} times the loss) {fd['worst']:.2e} (agreement up to "
+        f"{FD_CONFIRM:g}, "
         f"disagreement beyond {FD_REFUTE:g})",
         r"\tilde g_i J_i^\top (y - t)\ \text{vs central differences}", reading=CHAIN, cases=fd["cases"],
         worst_relative_error=fd["worst"], skipped=fd["skipped"]))
