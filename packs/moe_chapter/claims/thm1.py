@@ -50,6 +50,7 @@ PART_UNIFORM = "statement, uniformly on R^d"
 PART_COMPACT = "statement, on a compact domain"
 PART_TABLE = "best sup error of h ReLU units to x^2 on [-L, L]"
 PART_STEP1 = "step 1: one expert approximates on a subset"
+PART_STEP2 = "step 2: the gate partitions the input space into N regions"
 PART_STEP4 = "step 4: continuity by soft switching"
 PART_STEP5 = "step 5: error -> 0 as N -> oo, against the count"
 
@@ -157,6 +158,50 @@ def layer_count() -> sp.Expr:
     return N * (d * h + h + h * h + h) + N * (d + 1)
 
 
+# Step 2's example: N = 4 experts, d = 2, integer gate W_g, b_g, and one rational input per top-2 set of experts
+# (found once by a search over a rational grid; every witness is rechecked exactly when the claim runs).
+REGION_GATE = (((-3, 2), (-2, 0), (3, 3), (-2, -3)), (0, 2, 1, -3))
+REGION_WITNESSES = {
+    (0, 1): (Fraction(-10), Fraction(-3, 2)), (0, 2): (Fraction(-11, 2), Fraction(10)),
+    (0, 3): (Fraction(-10), Fraction(-7, 2)), (1, 2): (Fraction(0), Fraction(-1, 2)),
+    (1, 3): (Fraction(-10), Fraction(-10)), (2, 3): (Fraction(3, 2), Fraction(-2)),
+}
+
+
+def top_k_set(point, k: int) -> tuple[int, ...] | None:
+    """The experts with the k largest logits W_g x + b_g at ``point`` in exact fractions; None at a tie across
+    the cut (the point lies on a boundary)."""
+    rows, bias = REGION_GATE
+    z = [w0 * point[0] + w1 * point[1] + b for (w0, w1), b in zip(rows, bias)]
+    order = sorted(range(len(z)), key=lambda i: (-z[i], i))
+    if z[order[k - 1]] == z[order[k]]:
+        return None
+    return tuple(sorted(order[:k]))
+
+
+def step2_entries() -> list[ClaimResult]:
+    n_experts = len(REGION_GATE[1])
+    realized = {pair for pair, point in REGION_WITNESSES.items() if top_k_set(point, 2) == pair}
+    top1 = {top_k_set(point, 1) for point in REGION_WITNESSES.values()} - {None}
+    return [
+        _entry(PART_STEP2, "refuted" if len(realized) > n_experts else "inconclusive",
+               f"with top-K routing (K >= 2) the gate partitions the input space by the set of chosen experts, not "
+               f"into N regions: N = 4, d = 2, W_g = {[list(r) for r in REGION_GATE[0]]}, b_g = "
+               f"{list(REGION_GATE[1])}, top-2: {len(realized)} distinct expert pairs, each at a rational input "
+               "(exact fractions: "
+               + ", ".join(f"experts {{{pair[0] + 1}, {pair[1] + 1}}} at ({p[0]}, {p[1]})"
+                           for pair, p in sorted(REGION_WITNESSES.items()) if pair in realized)
+               + f"), {len(realized)} = C(4, 2) > N = {n_experts} regions, up to C(N, K) in general",
+               r"\#\{\mathrm{TopK}(G(x), K) : x \in \mathbb{R}^d\} = N\ ?", role="proof step",
+               reading="top-K, K >= 2"),
+        _entry(PART_STEP2, "confirmed" if len(top1) <= n_experts else "refuted",
+               "with top-1 routing the regions are the cells {x : z_i(x) >= z_j(x) for all j} of the affine logits "
+               "z = W_g x + b_g: intersections of half-spaces, so convex, at most N of them, covering R^d (some may "
+               f"be empty); at the witnesses above the argmax takes {len(top1)} values, at most N = {n_experts}",
+               r"\{x : rg\max_j z_j(x) = i\},\ i = 1..N", role="proof step", reading="top-1"),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- entries
 
 
@@ -223,6 +268,7 @@ def measure(ctx) -> list[ClaimResult]:
         "[-L, L] is at least L^2/(2 (h + 1)^2) for x^2 (entry on the best sup error), so 'approximate' cannot mean "
         "'to any accuracy' with h fixed",
         r"\text{one expert approximates } f \text{ on a subset}", role="proof step"))
+    out.extend(step2_entries())
     out.extend(step4_entries())
     # Step 5 against the count: the layer's parameters grow with N, the bound does not.
     ratio_limit = sp.limit(count / h ** (d + 1), N, sp.oo)
@@ -273,6 +319,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     uniform = by.get((PART_UNIFORM, "uniform on R^d"))
     compact = by.get((PART_COMPACT, "compact domain"))
     table = by.get((PART_TABLE, None))
+    step2 = by.get((PART_STEP2, "top-K, K >= 2"))
     step4 = by.get((PART_STEP4, "top-K, K < N"))
     step5 = by.get((PART_STEP5, None))
     out = []
@@ -301,6 +348,19 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             "width alone cannot cover a proof that lets N grow, and without an accuracy it bounds nothing",
             evidence=step5.evidence,
             causes=("thm1.missing_quantifiers",),
+        ))
+    if step2 is not None and step2.verdict == "refuted":
+        out.append(Slip(
+            id="thm1.regions",
+            entries=keys_of(step2),
+            location="Theorem 1's proof idea, step (2)",
+            slip_class="false intermediate step",
+            stated="the gating network partitions the input space into N regions",
+            holds="only under top-1 routing; with top-K (K >= 2, the chapter's usual K = 2) the regions are the sets "
+            "of K chosen experts, up to C(N, K) of them: 6 at N = 4, K = 2 (exact witnesses)",
+            evidence=step2.evidence,
+            effect="harmless for the proof idea's direction (more regions do not hinder approximation), but its "
+            "count of regions is the top-1 one",
         ))
     if step4 is not None and step4.verdict == "refuted":
         out.append(Slip(

@@ -144,12 +144,15 @@ def test_thm1_verdicts_and_slip_causes():
         (thm1.PART_COMPACT, "compact domain", "stated", "statement"): "not_checkable",
         (thm1.PART_TABLE, None, "derived", "statement"): "confirmed",
         (thm1.PART_STEP1, None, "stated", "proof step"): "not_checkable",
+        (thm1.PART_STEP2, "top-K, K >= 2", "stated", "proof step"): "refuted",
+        (thm1.PART_STEP2, "top-1", "stated", "proof step"): "confirmed",
         (thm1.PART_STEP4, "top-K, K < N", "stated", "proof step"): "refuted",
         (thm1.PART_STEP4, "dense, K = N", "stated", "proof step"): "confirmed",
         (thm1.PART_STEP5, None, "stated", "proof step"): "refuted",
     }
     slips = {s.id: s for s in thm1.slips(out)}
-    assert set(slips) == {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching"}
+    assert set(slips) == {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching",
+                          "thm1.regions"}
     assert slips["thm1.count_ignores_N"].causes == ("thm1.missing_quantifiers",)
     assert slips["thm1.missing_quantifiers"].causes == ()
 
@@ -178,6 +181,20 @@ def test_thm1_moe_output_by_hand():
     assert growth["inside"] and growth["gap_at"][1e6] > 1e11
 
 
+def test_thm1_step2_witness_by_hand():
+    # At x = (0, -1/2): z = (-3*0 + 2*(-1/2) + 0, -2*0 + 0*(-1/2) + 2, 3*0 + 3*(-1/2) + 1, -2*0 - 3*(-1/2) - 3)
+    #                     = (-1, 2, -1/2, -3/2): the two largest are experts 2 and 3 (indices 1, 2); the largest alone 2.
+    point = (Fraction(0), Fraction(-1, 2))
+    assert thm1.top_k_set(point, 2) == (1, 2) and thm1.top_k_set(point, 1) == (1,)
+    # At x = 0 the logits are the biases (0, 2, 1, -3): top-2 = indices 1, 2.
+    assert thm1.top_k_set((Fraction(0), Fraction(0)), 2) == (1, 2)
+    # z_0 = z_1 on the line x = (x0, 0): -3 x0 = -2 x0 + 2 at x0 = -2, where z = (6, 6, -5, 1): the tie is inside
+    # the top-2 (a region), but across the top-1 cut (a boundary point: None).
+    assert thm1.top_k_set((Fraction(-2), Fraction(0)), 2) == (0, 1)
+    assert thm1.top_k_set((Fraction(-2), Fraction(0)), 1) is None
+    assert len(thm1.REGION_WITNESSES) == 6 > 4
+
+
 def test_thm1_step4_limits_by_hand():
     entries = {r.key.reading: r for r in thm1.step4_entries()}
     # Renormalized top-1: the chosen expert's weight is 1, so F jumps from -1 to 1; without renormalization it is
@@ -194,5 +211,6 @@ def test_theorems_through_the_runner():
     assert ids == {"thm1.expressivity", "thm2.ratio", "thm2.gate_parameters", "thm3.capacity"}
     assert all(r.evidence_type == "exact" for r in res.results)
     assert {s.id for s in res.slips} >= {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching",
+                                         "thm1.regions",
                                          "thm2.expert_dimensions", "thm3.variance_vs_bottleneck"}
-    assert math.isclose(len(res.results), 7 + 5 + 5 + 8)
+    assert math.isclose(len(res.results), 9 + 5 + 5 + 8)
