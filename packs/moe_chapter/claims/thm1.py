@@ -361,6 +361,8 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             evidence=step2.evidence,
             effect="harmless for the proof idea's direction (more regions do not hinder approximation), but its "
             "count of regions is the top-1 one",
+            summary="Theorem 1's proof idea has the gate cut the input space into N regions, which holds for top-1 "
+            "routing; top-2 routing makes up to C(N, 2) regions",
         ))
     if step4 is not None and step4.verdict == "refuted":
         out.append(Slip(
@@ -373,6 +375,10 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             "change: N = 2, K = 1, logits (x, -x), experts 1 and -1 give a jump of 2 at x = 0 (1 without "
             "renormalization); only the dense layer (K = N) is continuous",
             evidence=step4.evidence,
+            effect="the smallest example's output jumps by 2 at the routing boundary (by 1 without renormalization); "
+            "the dense layer (K = N) is continuous",
+            summary="Theorem 1's proof idea credits the softmax's soft switching with continuity at region "
+            "boundaries, but the chapter's top-K routing makes the layer's output jump there",
         ))
     return out
 

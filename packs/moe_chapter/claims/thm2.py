@@ -135,7 +135,7 @@ def measure_ratio(ctx) -> list[ClaimResult]:
         "thm2.ratio", PART_N_ONLY, "confirmed" if ok else "refuted",
         f"sympy: as N -> oo at fixed d, h, K the ratio tends to {lim['N']} (so does K/N); ratio/(K/N) tends to "
         f"{sp.sstr(lim['N_rel'])}, which is {sp.sstr(sp.simplify(lim['N_rel_h_eq_d']))} at h = d (3 at K = 1, 2 at "
-        "K = 2): N >> K alone does not make the ratio close to K/N in relative terms; h^2 >> d^2 does",
+        f"K = 2; at h = d the ratio is exactly {sp.sstr(sp.factor(RATIO.subs(h, d)))}): N >> K alone does not make the ratio close to K/N in relative terms; h^2 >> d^2 does",
         r"\lim_{N\to\infty} \frac{\text{ratio}}{K/N}\Big|_{h=d} = \frac{K+2}{K}", form="derived"))
     # The relative error at a few configurations, in rational arithmetic, against the sympy expression.
     rows, agree = [], True
