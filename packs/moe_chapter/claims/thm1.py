@@ -179,10 +179,33 @@ def top_k_set(point, k: int) -> tuple[int, ...] | None:
     return tuple(sorted(order[:k]))
 
 
-def step2_entries() -> list[ClaimResult]:
+def convexity_violations(seed: int, k: int, pairs: int) -> tuple[int, int]:
+    """Seeded pairs of grid points (step 1/2 in [-10, 10]^2) with the same top-k set: how many have a midpoint
+    whose top-k set differs (a tie at the midpoint counts as on the boundary, not a violation), of how many
+    pairs.  The regions of affine logits are intersections of half-spaces, so none should."""
+    rng = generator_for(seed, "moe-chapter", CLAIM, "regions", k)
+    grid = [(Fraction(i, 2), Fraction(j, 2)) for i in range(-20, 21) for j in range(-20, 21)]
+    cells: dict = {}
+    for point in grid:
+        cells.setdefault(top_k_set(point, k), []).append(point)
+    cells.pop(None, None)
+    bad = checked = 0
+    for members in cells.values():
+        for _ in range(pairs if len(members) > 1 else 0):
+            i, j = rng.choice(len(members), size=2, replace=False)
+            p, q = members[int(i)], members[int(j)]
+            mid = ((p[0] + q[0]) / 2, (p[1] + q[1]) / 2)
+            found = top_k_set(mid, k)
+            checked += 1
+            bad += found is not None and found != top_k_set(p, k)
+    return bad, checked
+
+
+def step2_entries(seed: int = 0, pairs: int = 20) -> list[ClaimResult]:
     n_experts = len(REGION_GATE[1])
     realized = {pair for pair, point in REGION_WITNESSES.items() if top_k_set(point, 2) == pair}
     top1 = {top_k_set(point, 1) for point in REGION_WITNESSES.values()} - {None}
+    bad1, checked1 = convexity_violations(seed, 1, pairs)
     return [
         _entry(PART_STEP2, "refuted" if len(realized) > n_experts else "inconclusive",
                f"with top-K routing (K >= 2) the gate partitions the input space by the set of chosen experts, not "
@@ -194,10 +217,12 @@ def step2_entries() -> list[ClaimResult]:
                + f"), {len(realized)} = C(4, 2) > N = {n_experts} regions, up to C(N, K) in general",
                r"\#\{\mathrm{TopK}(G(x), K) : x \in \mathbb{R}^d\} = N\ ?", role="proof step",
                reading="top-K, K >= 2"),
-        _entry(PART_STEP2, "confirmed" if len(top1) <= n_experts else "refuted",
+        _entry(PART_STEP2, "confirmed" if len(top1) <= n_experts and bad1 == 0 else "refuted",
                "with top-1 routing the regions are the cells {x : z_i(x) >= z_j(x) for all j} of the affine logits "
                "z = W_g x + b_g: intersections of half-spaces, so convex, at most N of them, covering R^d (some may "
-               f"be empty); at the witnesses above the argmax takes {len(top1)} values, at most N = {n_experts}",
+               f"be empty). In the example: the argmax takes {len(top1)} values at the witnesses (at most N = "
+               f"{n_experts}); {checked1} seeded pairs of grid points in a common cell, midpoints in exact fractions: "
+               f"{bad1} midpoints leave the cell",
                r"\{x : rg\max_j z_j(x) = i\},\ i = 1..N", role="proof step", reading="top-1"),
     ]
 
@@ -268,7 +293,7 @@ def measure(ctx) -> list[ClaimResult]:
         "[-L, L] is at least L^2/(2 (h + 1)^2) for x^2 (entry on the best sup error), so 'approximate' cannot mean "
         "'to any accuracy' with h fixed",
         r"\text{one expert approximates } f \text{ on a subset}", role="proof step"))
-    out.extend(step2_entries())
+    out.extend(step2_entries(ctx.seed, max(2, ctx.sizes.cases // 4)))
     out.extend(step4_entries())
     # Step 5 against the count: the layer's parameters grow with N, the bound does not.
     ratio_limit = sp.limit(count / h ** (d + 1), N, sp.oo)

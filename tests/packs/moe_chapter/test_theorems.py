@@ -195,6 +195,19 @@ def test_thm1_step2_witness_by_hand():
     assert len(thm1.REGION_WITNESSES) == 6 > 4
 
 
+def test_thm1_step2_convexity_check_can_fail(monkeypatch):
+    # Regions by a ring (outside or inside |x|^2 = 25) are not convex: (-6, 0) and (6, 0) lie outside, their
+    # midpoint 0 inside; the midpoint check must see such pairs.
+    def ring(point, k):
+        return (0,) if point[0] ** 2 + point[1] ** 2 > 25 else (1,)
+
+    monkeypatch.setattr(thm1, "top_k_set", ring)
+    bad, checked = thm1.convexity_violations(0, 1, 50)
+    assert checked == 100 and bad > 0
+    entry = next(r for r in thm1.step2_entries(0, 50) if r.key.reading == "top-1")
+    assert entry.verdict == "refuted"
+
+
 def test_thm1_step4_limits_by_hand():
     entries = {r.key.reading: r for r in thm1.step4_entries()}
     # Renormalized top-1: the chosen expert's weight is 1, so F jumps from -1 to 1; without renormalization it is
