@@ -318,9 +318,9 @@ def measure_scale(ctx) -> list:
     out.append(exact_result(
         SCALE, SOURCE, "qualitative", "K = 1: the gradient does not depend on the gate probability",
         "refuted" if same else "confirmed",
-        f"exact: normalised top-1 weights of expert 1 on two tokens with g = {tuple(map(str, K1_GATES[0]))} and "
-        f"{tuple(map(str, K1_GATES[1]))}: g~_1 = {weights[0]} and {weights[1]}; with the same input and target the "
-        f"gradients are {tuple(map(str, grads[0]))} and {tuple(map(str, grads[1]))}: equal, although g_1 is "
+        f"exact: normalised top-1 weights of expert 1 on two tokens with g = {_vec(K1_GATES[0])} and "
+        f"{_vec(K1_GATES[1])}: g~_1 = {weights[0]} and {weights[1]}; with the same input and target the "
+        f"gradients are {_vec(grads[0])} and {_vec(grads[1])}: equal, although g_1 is "
         f"{K1_GATES[0][0]} on one token and {K1_GATES[1][0]} on the other (under K = 1 every selected expert gets "
         "weight 1)",
         r"K = 1:\ \tilde g_{i^*} = 1\ \text{whatever}\ g_{i^*}", reading=K1_NORMALISED))
@@ -330,7 +330,7 @@ def measure_scale(ctx) -> list:
         "confirmed" if ident else "refuted",
         "sympy, symbolic J (2 x 3), upstream dL/dy and weights: ||w_1 J^T delta||^2 w_2^2 - ||w_2 J^T delta||^2 w_1^2 "
         f"simplifies to 0: {ident}. So the chapter's inference holds between experts with the same Jacobian at "
-        "that input (identical experts, or experts linear in their parameters with the same input), not in general",
+        "that input (identical experts, or experts linear in their parameters through a common feature map), not in general",
         r"J_i = J_j \Rightarrow \frac{\|\partial L/\partial\theta_i\|}{\|\partial L/\partial\theta_j\|} = "
         r"\frac{\tilde g_i}{\tilde g_j}", form="corrected"))
     successes, draws = sampled_ordering(ctx.seed, int(ctx.sizes.draws))
@@ -344,6 +344,10 @@ def measure_scale(ctx) -> list:
         rows=(ProportionRow(None, successes, draws),), claim="at_least", bound=1.0, unit="random instances",
         note="The chapter says it always does; one instance where it does not contradicts that."))
     return out
+
+
+def _vec(values) -> str:
+    return "(" + ", ".join(sp.sstr(v) for v in values) + ")"
 
 
 def slips_scale(results) -> list:
