@@ -28,7 +28,7 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 
 CLAIM = "clipping.global_norm"
-SOURCE = "Section 'Numerical stability analysis', the need for gradient clipping"
+SOURCE = "Chapter 1.5, 数值稳定性分析, 梯度裁剪的必要性 (the need for gradient clipping)"
 THRESHOLDS = (sp.Rational(1, 2), sp.Integer(1), sp.Integer(3))
 
 PART_NORM = "clipped norm, direction, idempotence"

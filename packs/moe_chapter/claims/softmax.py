@@ -37,7 +37,7 @@ from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_r
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 
-SOURCE = "Section 'Numerical stability analysis', stability of the gate values"
+SOURCE = "Chapter 1.5, 数值稳定性分析, 门控数值的稳定性条件 (numerical stability of the gate values)"
 DTYPES = (np.float16, np.float32, np.float64)
 _UINT = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
 # The relative-error check: N = 8 logits per gate, uniform within 4 of an offset in [-8, 8] (gaps <= 8, so in

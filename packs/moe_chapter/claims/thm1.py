@@ -35,7 +35,7 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 
 CLAIM = "thm1.expressivity"
-SOURCE = "Section 'Theoretical properties and proofs', Theorem 1 (expressivity) and its proof idea"
+SOURCE = "Chapter 1.5, 理论性质与证明, 定理1：MoE的表达能力 (Theorem 1, expressivity, and its proof idea)"
 STATEMENT = r"\text{MoE of } N \text{ ReLU experts (width } h) \text{ approximates any } f \in C^k(\mathbb{R}^d) \text{ with } O(h^{d+1}) \text{ parameters}"
 x, L, ell, a = sp.symbols("x L ell a", real=True)
 A, B = sp.symbols("A B", positive=True)

@@ -33,7 +33,7 @@ import sympy as sp
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
 
-SOURCE = "Section 'Theoretical properties and proofs', Theorem 2 (compute ratio) and its proof"
+SOURCE = "Chapter 1.5, 理论性质与证明, 定理2：计算复杂度的稀疏性优势 (Theorem 2, compute ratio, and its proof)"
 d, h, N, K, L, s = sp.symbols("d h N K L s", positive=True)
 P_DENSE = L * (d**2 + d * h + N * h**2)
 P_SPARSE = L * (d**2 + d * h + K * h**2)

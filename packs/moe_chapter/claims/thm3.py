@@ -34,7 +34,7 @@ from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 
 CLAIM = "thm3.capacity"
-SOURCE = "Section 'Theoretical properties and proofs', Theorem 3 (load balance and capacity) and its proof idea"
+SOURCE = "Chapter 1.5, 理论性质与证明, 定理3：负载均衡与模型容量的权衡 (Theorem 3, load balance and capacity, and its proof idea)"
 N, K, C, beta, sigma2 = sp.symbols("N K C beta sigma2", positive=True)
 FBAR = K / N
 READINGS = {
