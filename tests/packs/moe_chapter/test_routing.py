@@ -217,3 +217,15 @@ def test_ste_entries_and_slip():
     slips = aux.slips_ste(out)
     assert [s.id for s in slips] == ["aux.ste_needed.justification"]
     assert slips[0].slip_class == "false intermediate step" and slips[0].causes == ()
+
+
+# ---------------------------------------------------------------------------------------------- forward
+
+
+def test_the_layer_recursion_is_not_checkable_and_says_why():
+    import moecl_verify.packs.moe_chapter.claims.forward as forward
+
+    out = forward.measure(_tiny())
+    assert [(r.verdict, r.key.part) for r in out] == [("not_checkable", "the layer recursion, steps 1-4")]
+    assert "missing" in out[0].evidence
+    assert PACK.order.index("forward") == PACK.order.index("topk") + 1  # the chapter states it after the routing
