@@ -91,11 +91,11 @@ def test_gate_simplex_entries():
     assert all(r.evidence_type == "exact" and r.false_fail_rate is None for r in out)
 
 
-def test_gate_checks_can_fail():
-    # the identities are checked, not asserted: a map that is not a softmax fails them
-    z = sp.symbols("z1:3", real=True)
-    not_normalised = tuple(sp.exp(v) for v in z)
-    assert sp.simplify(sp.Add(*not_normalised) - 1) != 0
+def test_gate_checks_can_fail(monkeypatch):
+    # the identities are checked, not asserted: an unnormalised gate e^z fails the sum, and the entry is refuted
+    monkeypatch.setattr(gate, "softmax_exact", lambda z: tuple(sp.exp(v) for v in z))
+    assert gate.positive_and_normalised(3) == (True, False)
+    assert gate.measure(_tiny())[0].verdict == "refuted"
 
 
 # ---------------------------------------------------------------------------------------------- topk
