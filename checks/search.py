@@ -84,6 +84,9 @@ class Statement:
     reals: tuple[Real, ...] = ()
     choices: tuple[Choice, ...] = ()
     strict: bool = True
+    # Inputs tried exactly before any search, as Hypothesis's @example: a violation an earlier search found is
+    # kept here so that every seed and budget rechecks it (the exact recheck, not the declaration, decides).
+    examples: tuple[Mapping, ...] = ()
 
     def violated(self, s) -> bool:
         return s <= 0 if self.strict else s < 0
@@ -146,6 +149,8 @@ class SearchResult:
     float_only: int
     unconfirmed: tuple[Unconfirmed, ...]
     seconds: float = field(compare=False)
+    # The violation came from one of the statement's explicit examples, not from this run's search.
+    from_example: bool = False
 
     def summary(self) -> str:
         if self.found:
@@ -384,7 +389,14 @@ def search(st: Statement, rng: np.random.Generator, *, budget: int = 2000, per_c
     configs = configurations(st) if configs is None else [dict(c) for c in configs]
     per_config = per_config or max(budget // max(1, len(configs)), min(budget, 100))
     run, tried, found, cex = _Run(st, rng, budget), [], None, None
-    for sizes in configs:
+    for example in st.examples:
+        check = recheck(st, example)
+        run.exact += check.evaluations
+        if check.confirmed:
+            found = check
+            break
+    from_example = found is not None
+    for sizes in configs if found is None else ():
         if run.spent >= budget:
             break
         tried.append(sizes)
@@ -395,7 +407,7 @@ def search(st: Statement, rng: np.random.Generator, *, budget: int = 2000, per_c
         cex = shrink(st, found.inputs, rng, budget=shrink_budget)
     return SearchResult(st.name, found is not None, run.evals, run.exact, run.restarts, tuple(tried), budget,
                         run.least, run.least_at, cex, run.float_only, tuple(run.unconfirmed),
-                        time.perf_counter() - started)
+                        time.perf_counter() - started, from_example)
 
 
 def _key(st: Statement, x: Mapping) -> tuple:

@@ -231,3 +231,23 @@ def test_the_same_seed_gives_the_same_result_and_another_seed_another_search():
     assert other.counterexample.found_inputs != first.counterexample.found_inputs
     true = _triangle(1)
     assert search(true, np.random.default_rng(5), budget=300) == search(true, np.random.default_rng(5), budget=300)
+
+
+def _spike(examples=()) -> Statement:
+    """(x - 1/3)^2 > 0 on [-1, 1] fails at x = 1/3 alone: a random search (floats never equal 1/3) misses it."""
+    def slack(x):
+        return (x["x"] - Fraction(1, 3)) ** 2 if isinstance(x["x"], Fraction) else (x["x"] - 1 / 3) ** 2 + 1e-6
+
+    return Statement("spike", slack=slack, exact_slack=lambda x: (x["x"] - Fraction(1, 3)) ** 2,
+                     reals=(Real("x", -1, 1),), strict=True, examples=examples)
+
+
+def test_an_explicit_example_is_rechecked_first_and_decides_only_if_it_violates_exactly():
+    missed = search(_spike(), np.random.default_rng(0), budget=300)
+    assert not missed.found and not missed.from_example
+    kept = search(_spike(({"x": Fraction(1, 3)},)), np.random.default_rng(0), budget=300)
+    assert kept.found and kept.from_example and kept.counterexample.slack == 0
+    assert kept.counterexample.inputs["x"] == Fraction(1, 3) and kept.evaluations == 0
+    # an example that does not violate is no finding: the search goes on as without it
+    wrong = search(_spike(({"x": Fraction(1, 2)},)), np.random.default_rng(0), budget=300)
+    assert not wrong.found and not wrong.from_example and wrong.exact_evaluations >= 1
