@@ -51,9 +51,13 @@ def claim_of(slip: Slip) -> str:
 
 def consequence(slip: Slip, pack: Pack) -> RankedSlip:
     prefix = claim_of(slip)
-    breaks = tuple(item for item in pack.headline if matches(slip.id, item.claims))
+    inside = tuple(item for item in pack.headline if matches(slip.id, item.claims))
+    # A slip resting only on entries that are not the statement (proof steps, corrections, derived forms) leaves
+    # the result's statement standing: it undercuts the result, as a slip in a lemma its proof uses does.
+    in_statement = not slip.entries or any(key.is_statement for key in slip.entries)
+    breaks = inside if in_statement else ()
     undercuts = tuple(item for item in pack.headline
-                      if prefix in pack.proof_uses.get(item.key, ()) and item not in breaks)
+                      if (prefix in pack.proof_uses.get(item.key, ()) or item in inside) and item not in breaks)
     return RankedSlip(slip, breaks, undercuts)
 
 

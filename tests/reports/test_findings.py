@@ -21,8 +21,10 @@ pytestmark = pytest.mark.app
 
 
 def entry(claim_id, verdict, part=None, evidence_type="criterion", observed=0.1, deltas=None, pool=None,
-          reading=None):
+          reading=None, role=None):
     config = {"features": "gaussian"}
+    if role:
+        config["role"] = role
     if reading:
         config["reading"] = reading
     if part:
@@ -336,6 +338,19 @@ def test_a_cause_breaks_a_result_that_depends_on_the_reading_under_that_reading_
     # the same slips with Theorem 2 refuted under every reading: no qualifier
     both = replace(run, results=tuple(r for r in results if r.verdict == "refuted" or r.id != "thm2.generalization"))
     assert "It breaks Theorem 1, Theorem 2 ([" in bottom_line.sentences(both)[1].text
+
+
+def test_a_slip_on_a_proof_step_alone_undercuts_the_result_it_is_in_and_breaks_it_with_a_statement_entry():
+    step = entry("thm1.generalization", "refuted", part="proof.step2", role="proof step")
+    statement = entry("thm1.generalization", "confirmed")
+    slip = Slip("thm1.step2_fails", "Theorem 1, proof", "false intermediate step", "-", "-", "-", entries=(step.key,))
+    run = run_of(step, statement, slips=(slip,))
+    (ranked,) = consequence.ranked_slips(run)
+    assert [i.key for i in ranked.breaks] == [] and [i.key for i in ranked.undercuts] == ["thm1"]
+    refuted = replace(run, results=(step, replace(statement, verdict="refuted")),
+                      slips=(replace(slip, entries=(step.key, statement.key)),))
+    (ranked,) = consequence.ranked_slips(refuted)
+    assert [i.key for i in ranked.breaks] == ["thm1"] and ranked.undercuts == ()
 
 
 def test_a_cause_sentence_takes_the_effect_of_a_derived_slip_and_else_its_decisive_number():
