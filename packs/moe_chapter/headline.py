@@ -13,7 +13,7 @@ ITEMS = (
                         ("dense MoE is the special case K = N", ("topk.dense_special_case",)),
                         ("the normalised top-K weights, usually with K = 1 or 2", ("topk.normalised_k1",)),
                         ("the batch form Y from R and E(X) with ⊙", ("batch.routing_matrix",)))),
-    HeadlineItem("gradients", "The gradients",
+    HeadlineItem("gradients", "Gradients",
                  "the frequencies and probabilities of the auxiliary loss, the need for a straight-through estimator, "
                  "the gate's and the experts' gradients, and what a higher gate probability does",
                  ("aux", "expert"), "chapter",
@@ -30,5 +30,9 @@ ITEMS = (
     HeadlineItem("thm3", "Theorem 3 (load balance and capacity)", "effective capacity falls with the load variance",
                  ("thm3",), "chapter"),
     HeadlineItem("stability", "Numerical stability", "softmax overflow, the max shift, temperature, clipping",
-                 ("softmax", "clipping"), "chapter"),
+                 ("softmax", "clipping"), "chapter",
+                 parts=(("the softmax can overflow", ("softmax.overflow",)),
+                        ("subtracting the maximum keeps the softmax and makes it stable", ("softmax.max_shift",)),
+                        ("τ -> 0 gives one-hot, τ -> ∞ uniform", ("softmax.temperature",)),
+                        ("global-norm clipping, c usually 1.0", ("clipping.global_norm",)))),
 )
