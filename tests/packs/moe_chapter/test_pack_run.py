@@ -95,3 +95,18 @@ def test_a_smoke_run_of_the_chapter_writes_its_claims_in_order(tmp_path):
     slips = {s["id"] for s in doc["slips"]}
     assert {"topk.normalised_k1.no_gate_gradient", "batch.routing_matrix.hadamard_shapes",
             "aux.ste_needed.justification", "expert.update_scale.not_implied"} <= slips
+
+
+def test_the_papers_results_are_the_same_with_the_chapters_claims_loaded():
+    """Both packs use the ids thm1.* and thm2.*; the registry keeps them apart by module, so loading every claim of
+    the chapter changes nothing in a run of the paper's claims of the same names."""
+    from moecl_verify.checks import registry, runner
+    from moecl_verify.reports import results_json
+
+    papers = ["thm1.m1_specialization", "lemma2"]
+    before = results_json.dumps(runner.run(papers, budget="smoke", seed=0, pack="moe-cl"))
+    chapter_ids = {c.id for c in registry.all_claims("moe-chapter")}
+    assert {"thm1.expressivity", "thm2.ratio"} <= chapter_ids
+    after = runner.run(papers, budget="smoke", seed=0, pack="moe-cl")
+    assert {r.id for r in after.results} == set(papers)
+    assert results_json.dumps(after) == before
