@@ -148,6 +148,7 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             n = len(rc.derived)
             link += f"; {n} slip{'s follow' if n > 1 else ' follows'} from it"
         text = text.rstrip(". ") + ". It " + "; ".join(consequences) + f" ({link})."
+        text = text[:1].upper() + text[1:]  # a summary may start as a clause ("a higher gate probability ...")
         out.append(Sentence("cause", text, (slip.id,) + tuple(r.slip.id for r in rc.derived),
                             tuple(r.key for r in decided), figure_of, figure_kind))
     return out

@@ -233,7 +233,7 @@ def entry(claim_id: str, source: str, st: Statement, result: SearchResult, formu
     if pools:
         reading = f"{reading}; {ANY_POOL}" if reading else ANY_POOL
     size = (f"{result.evaluations} evaluation{'s' if result.evaluations != 1 else ''} ({result.exact_evaluations} exact) over {result.restarts} restart{'s' if result.restarts != 1 else ''} "
-            f"and {len(result.configurations)} size configurations")
+            f"and {len(result.configurations)} size configuration{'s' if len(result.configurations) != 1 else ''}")
     config = {"reading": reading, "search": {"evaluations": result.evaluations, "exact": result.exact_evaluations,
                                              "restarts": result.restarts,
                                              "configurations": len(result.configurations),
