@@ -17,8 +17,9 @@ from moecl_verify.reports.anchors import anchor, section_anchor, slip_anchor
 from moecl_verify.reports.document import pack_of
 
 VERDICT_WORDS = {
-    "confirmed": "the Monte Carlo agrees with the formula, at a resolution that would have exposed an error",
-    "refuted": "the Monte Carlo disagrees with the formula beyond the stated false-fail rate",
+    "confirmed": "an exact check (sympy or rational arithmetic) proves the statement on what it covers, or the "
+                 "Monte Carlo agrees with it at a resolution that would have exposed an error",
+    "refuted": "an exact counterexample, or a Monte Carlo disagreement beyond the stated false-fail rate",
     "inconclusive": "no disagreement found, but the run was too small to exclude one",
     "not_checkable": "the statement cannot be checked as written (reason given)",
 }
