@@ -30,8 +30,11 @@ its value), ∂g_i/∂z_k = g_i(δ_ik − g_k), ∂L/∂W_g = Σ_t (∂L/∂z_t)
 Checks.  ``aux.frequencies`` (exact): Σ_i P_i = 1 (sympy), Σ_i f_i = K (rational random cases), so balanced
 routing is f_i = K/N; L_aux's value there is αK under Switch's form and α under the per-K form; and a derived
 note: the balanced state is not L_aux's minimum.  ``aux.ste_needed`` (exact): top-K is piecewise constant in the
-logits, but the gate has a nonzero gradient without any estimator (through P_i, and through g̃ in the output),
-so the stated reason does not give the conclusion.  ``aux.gradient``: each missing formula derived by sympy from
+logits (the statement: confirmed); the step "so we need an STE" is checked as a proof step of the gradient
+derivation: the gate has a nonzero gradient without any estimator (through P_i, and through g̃ in the output),
+and what the chapter then does "under STE" (the indicator held at its forward value, its gradient taken as 0)
+is the ordinary derivative, exact almost everywhere (a stop-gradient), not a straight-through estimator, which
+would pass the gradient through the indicator as if it were the identity.  A misnomer, not a wrong formula.  ``aux.gradient``: each missing formula derived by sympy from
 the loss, and the combined gradient (task + auxiliary) to W_g and b_g against central finite differences on
 ``ctx.sizes.cases`` seeded float64 instances.  The finite differences are a deterministic computation, not a
 sample: the entry is exact with a stated tolerance, not a statistical test.
@@ -230,32 +233,38 @@ def measure_ste(ctx) -> list:
         f"Through the output too: normalised K = 2 of g = (1/2, 1/3, 1/6) gives g~ = {_vec(w2)} and "
         f"d g~_1/dz = {_vec(jac2[0])}; Switch's unnormalised K = 1 at g = (2/3, 1/3) gives "
         f"d g~_1/dz = {_vec(jac1[0])}. Only the selection has no gradient, and nothing in the gradient needs one: "
-        "Switch Transformer and GShard train the router without an STE. The chapter's own next step sets the "
-        "indicator's gradient to 0, the exact derivative, which is no straight-through estimate",
-        r"\nabla_z L_{aux} \ne 0\ \text{without STE}"))
+        "Switch Transformer and GShard train the router without an STE. The chapter's own next step ('在STE下取前向值') "
+        "takes the indicator at its forward value with gradient 0: the exact derivative almost everywhere (a "
+        "stop-gradient), not a straight-through estimate, which would pass the gradient through the indicator as "
+        "if it were the identity",
+        r"\nabla_z L_{aux} \ne 0\ \text{without STE}", role="proof step"))
     return out
 
 
 def slips_ste(results) -> list:
+    # The slip rests on the proof step only: the statement entry (top-K is discrete) is confirmed and is no
+    # evidence of a slip.
     needed = [r for r in results if r.key.part.startswith("a straight-through") and r.verdict == "refuted"]
     if not needed:
         return []
-    discrete = [r for r in results if r.key.part.startswith("top-K selection")]
     return [Slip(
         id="aux.ste_needed.justification",
-        entries=keys_of(needed, discrete),
-        location="Chapter 1.5, 对门控网络的梯度推导 (first sentence)",
-        slip_class="false intermediate step",
-        stated="由于Top-K操作涉及离散选择（不可微），我们需要使用直通估计器（STE） (because top-K is a discrete, "
-        "non-differentiable choice, we need a straight-through estimator)",
-        holds="top-K is piecewise constant in the logits, so its derivative is 0 almost everywhere; but the gate "
-        "is differentiable through g_i in P_i and through the weights g̃ in the output, so it receives gradients "
-        "without any estimator; the reason given does not imply the conclusion, and the chapter's next step "
-        "itself takes the indicator's gradient as 0, which is no straight-through estimate",
-        evidence=" | ".join(r.evidence for r in needed + discrete),
-        effect="none on the formulas that follow: they are the exact gradients almost everywhere; the STE "
-        "sentence only misstates why they hold",
-        summary="top-K's non-differentiability does not make an STE necessary: at N = 2, K = 1, g = (2/3, 1/3), "
+        entries=keys_of(needed),
+        location="Chapter 1.5, 对门控网络的梯度推导 (first sentence) and the sentence after '辅助损失对 g_i 的梯度为'",
+        slip_class="notation",
+        stated="由于Top-K操作涉及离散选择（不可微），我们需要使用直通估计器（STE）(top-K is a discrete, "
+        "non-differentiable choice, so we need a straight-through estimator); 由于 f_i 的指示函数梯度为0（在STE下"
+        "取前向值）(the indicator in f_i has gradient 0, under STE taking its forward value)",
+        holds="a misnomer: what the chapter does under the name STE (the indicator held at its forward value, its "
+        "gradient taken as 0) is the ordinary derivative, exact almost everywhere because top-K is piecewise "
+        "constant in the logits (a stop-gradient); a straight-through estimator would instead pass the gradient "
+        "through the indicator as if it were the identity. No estimator is needed for the gate to get gradients: "
+        "it gets them through g_i in P_i and through the weights g̃ in the output",
+        evidence=" | ".join(r.evidence for r in needed),
+        effect="none on the formulas that follow: they are the exact gradients almost everywhere; only the name "
+        "of the procedure, and the claim that one is needed, are wrong",
+        summary="what the chapter calls an STE (the indicator's gradient taken as 0) is the exact derivative almost "
+        "everywhere, not a straight-through estimator, and the gate needs none: at N = 2, K = 1, g = (2/3, 1/3), "
         "∂L_aux/∂z = (4α/9, −4α/9) without one",
     )]
 
@@ -467,9 +476,11 @@ register(Claim(
     r"\text{(top-K is discrete, not differentiable, so a straight-through estimator is needed)}",
     preconditions=("G = softmax(W_g x + b_g)", "L = L_task + L_aux"),
     measure=measure_ste, slips=slips_ste, interpretations=INTERPRETATIONS,
-    summary="Top-K is not differentiable, but the gate has gradients without a straight-through estimator.",
-    notes="Exact (sympy): the selection is piecewise constant; the gate's gradient through P_i and through the "
-    "weights is nonzero at a minimal example.",
+    summary="Top-K is a discrete choice; the gate has gradients without a straight-through estimator, and what "
+    "the chapter calls one is the exact derivative.",
+    notes="Exact (sympy): the selection is piecewise constant (the statement); 'so an STE is needed' is a step of "
+    "the gradient derivation (a proof step): the gate's gradient through P_i and through the weights is nonzero "
+    "at a minimal example without any estimator.",
 ))
 register(Claim(
     id=GRAD, source=SOURCE_GATE, kind="symbolic identity",

@@ -12,17 +12,19 @@ Text (the chapter):
 
 Readings.  R_{t,i} = g̃_i(x_t), the unified weights of "稠密MoE与稀疏MoE的统一表示" (GShard's combine weights,
 Lepikhin et al. 2020).  "All experts on all inputs" makes E(X) an array of BT × N × h numbers
-(E(X)[t, i, :] = E_i(x_t)).  Two readings of the missing output formula:
+(E(X)[t, i, :] = E_i(x_t)).  The output formula itself is missing; two readings of the prose around it:
 
 * *row-wise weighting*: Y = Σ_i R[:, i] ⊙ E_i(X), each column of R scaling the rows of one expert's BT × h
   output (R broadcast along h, then a sum over the experts);
-* *literal*: Y = R ⊙ E(X), one element-wise product of the two arrays, as the prose says.
+* *the prose read literally*: one element-wise product of R and E(X), as the description says ("R ⊙ E(X)" is
+  the tool's rendering of that description, not a formula of the chapter's).
 
 Checks (exact).  Under the row-wise reading the batch form equals the per-token form y_t = Σ_i g̃_i(x_t) E_i(x_t):
 an entrywise sympy identity at BT = 2, N = 3, h = 2, and rational top-K weights on ``ctx.sizes.cases`` random
-shapes (Fractions, seeded).  Under the literal reading the element-wise product is not defined: R has BT·N
-entries and E(X) BT·N·h, so equal shapes need h = 1, and even then the product is BT × N and still needs a sum
-over the experts to be the layer's BT × h output.
+shapes (Fractions, seeded).  Read literally, the description fits no shapes without broadcasting and a sum over
+the experts: R has BT·N entries and E(X) BT·N·h, so equal shapes need h = 1, and even then the product is BT × N
+and still needs a sum over the experts to be the layer's BT × h output.  The verdict therefore depends on the
+reading; the slip is one of notation and rests on the description, not on a formula.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from moecl_verify.packs.moe_chapter.model import sparse_weights
 SOURCE = "Chapter 1.5, 批处理视角的矩阵形式 (routing matrix R and the output with E(X) and ⊙)"
 CLAIM = "batch.routing_matrix"
 ROW_WISE = "row-wise: Y = sum_i R[:, i] ⊙ E_i(X)"
-LITERAL = "literal: Y = R ⊙ E(X)"
+LITERAL = "the prose read literally: one element-wise product of R and E(X)"
 SYMBOLIC_SHAPE = (2, 3, 2)  # (BT, N, h) of the symbolic identity
 
 INTERPRETATIONS = (
@@ -56,7 +58,8 @@ INTERPRETATIONS = (
         issue="The output formula is missing; the prose says it combines R and E(X) ('all experts on all inputs') "
         "with ⊙, element-wise multiplication.",
         choice="Checked under two readings: row-wise weighting Y = Σ_i R[:, i] ⊙ E_i(X) (R broadcast along h, "
-        "summed over experts), and the literal Y = R ⊙ E(X) with E(X) ∈ R^{BT×N×h}.",
+        "summed over experts), and the prose read literally, one element-wise product of R and E(X) ∈ "
+        "R^{BT×N×h} (the tool's rendering of the description, not a formula of the chapter's).",
     ),
 )
 
@@ -137,15 +140,19 @@ def measure(ctx) -> list:
     r_shape, e_shape, y_shape = literal_shapes(*smallest)
     h1 = literal_shapes(1, 2, 1)
     out.append(exact_result(
-        CLAIM, SOURCE, "symbolic identity", "R ⊙ E(X) is an element-wise product giving the output",
+        CLAIM, SOURCE, "symbolic identity", "the text's description (R is BT × N, E(X) all experts on all inputs, "
+        "⊙ element-wise) fits the output's shapes without broadcasting or a sum over experts",
         "refuted" if _entries(r_shape) != _entries(e_shape) else "confirmed",
-        f"shapes: R is BT x N and E(X) ('all experts on all inputs') holds BT x N x h numbers. Smallest case BT = "
+        f"the output formula is missing; this checks the description around it. Shapes: R is BT x N and E(X) "
+        f"('all experts on all inputs') holds BT x N x h numbers. Smallest case BT = "
         f"{smallest[0]}, N = {smallest[1]}, h = {smallest[2]}: R {r_shape} has {_entries(r_shape)} entries, E(X) "
         f"{e_shape} has {_entries(e_shape)}: an element-wise product needs equal shapes, so BT N = BT N h, i.e. "
         f"h = 1; and at h = 1 the product still has shape BT x N = {h1[0]} while the output has BT x h = "
-        f"{h1[2]}, so a sum over the N experts is needed too. The batch form is the row-wise one: R's column i "
-        "broadcast along h, times E_i(X), summed over i",
-        r"Y = R \odot E(X)", reading=LITERAL, smallest=list(smallest)))
+        f"{h1[2]}, so a sum over the N experts is needed too. The description fits no shapes without "
+        "broadcasting and a sum over experts; with them it is the row-wise reading (R's column i broadcast along "
+        "h, times E_i(X), summed over i), which is exact",
+        r"R \in \mathbb{R}^{BT\times N},\ E(X) \in \mathbb{R}^{BT\times N\times h}:\ "
+        r"R \odot E(X)\ \text{undefined for}\ h > 1", reading=LITERAL, smallest=list(smallest)))
     return out
 
 
@@ -159,25 +166,28 @@ def slips(results) -> list:
         entries=keys_of(literal, row),
         location="Chapter 1.5, 批处理视角的矩阵形式 (the prose after the missing output formula)",
         slip_class="notation",
-        stated="the output combines R ∈ R^{BT×N} and E(X), 'all experts on all inputs', with ⊙, element-wise "
-        "multiplication",
-        holds="R (BT × N) and E(X) (BT × N × h) have no element-wise product unless h = 1; the batch form is "
-        "Y = Σ_i R[:, i] ⊙ E_i(X), R's columns broadcast along h and summed over the experts, which equals the "
-        "per-token output exactly",
+        stated="E(X) 为所有专家对所有输入的并行计算结果，⊙ 表示逐元素乘法 (E(X) is all experts computed on all "
+        "inputs, ⊙ element-wise multiplication), combined with R ∈ R^{BT×N} in the missing output formula",
+        holds="this rests on the description, not on a formula (the output formula is missing): R (BT × N) and "
+        "E(X) (BT × N × h) have no element-wise product unless h = 1, and even then the product is BT × N, not the "
+        "BT × h output; the description fits the shapes only with R broadcast along h and a sum over the experts, "
+        "Y = Σ_i R[:, i] ⊙ E_i(X), which equals the per-token output exactly",
         evidence=" | ".join(r.evidence for r in literal + row),
-        effect="a notation matter: under the row-wise reading the batch form is exact",
-        summary="'R ⊙ E(X)' is not an element-wise product of the stated shapes (BT × N against BT × N × h); it "
-        "needs R broadcast along h and a sum over the experts",
+        effect="a notation matter: the missing formula may well have had the broadcast and the sum; under the "
+        "row-wise reading the batch form is exact",
+        summary="the text's description (R is BT × N, E(X) all experts on all inputs, ⊙ element-wise) fits no "
+        "shapes without broadcasting and a sum over experts; with them the batch form is exact (the output formula "
+        "itself is missing)",
     )]
 
 
 register(Claim(
     id=CLAIM, source=SOURCE, kind="symbolic identity",
-    statement=r"R \in \mathbb{R}^{BT\times N},\ R_{t,i} = \tilde g_i(x_t),\ Y = R \odot E(X)\ "
+    statement=r"R \in \mathbb{R}^{BT\times N},\ R_{t,i} = \tilde g_i(x_t)\ \text{(reading)},\ Y = [\text{missing}]\ "
     r"\text{(E(X) 为所有专家对所有输入的并行计算结果，⊙ 表示逐元素乘法)}",
     preconditions=("R_{t,i} = g̃_i(x_t) (reading)", "E(X)[t, i, :] = E_i(x_t) ∈ R^h"),
     measure=measure, slips=slips, interpretations=INTERPRETATIONS,
     summary="The batch form with the routing matrix equals the per-token output.",
     notes="Exact: a sympy entrywise identity and rational random cases under the row-wise reading; a shape "
-    "argument under the literal one.",
+    "argument on the prose read literally (the output formula is missing).",
 ))

@@ -14,11 +14,13 @@ independent of θ_i (the gate has its own parameters); "update" is the plain gra
 Checks.  ``expert.gradient``: sympy on linear experts (two losses) and on one-hidden-layer tanh experts; an
 unselected expert's gradient is 0; central differences on one-hidden-layer ReLU experts (seeded float64
 instances, a deterministic computation decided with stated tolerances).  ``expert.update_scale``: the norm is
-g̃_i · ||J_i^T ∂L/∂y||, so it follows g̃_i only for experts with the same Jacobian; an exact minimal counterexample
-(two factorised linear experts; also a ReLU expert whose unit is off), the K = 1 normalised case where every
-selected expert has weight 1 whatever g, the corrected statement for identical experts (sympy), and the
-proportion of random instances in which the higher-weighted of two selected ReLU experts receives the larger
-gradient (sampled, against "always").
+g̃_i · ||J_i^T ∂L/∂y||, so it follows g̃_i only for experts with the same Jacobian and upstream gradient, the
+ceteris-paribus reading the chapter's "这表明" draws (a corrected entry, sympy).  Two statement entries: an
+exact minimal counterexample to the sentence read literally, between two experts (two factorised linear
+experts; also a ReLU expert whose unit is off), and the normalised K = 1 case, which compares one expert across
+two tokens and fails even the ceteris-paribus reading, since every selected expert has weight 1 whatever g.
+Derived, as the effect size of the literal reading's failure (not a further refutation): the proportion of
+random instances in which the higher-weighted of two selected ReLU experts receives the larger gradient.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ from moecl_verify.checks.model import Interpretation, Slip, exact_result, keys_o
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.packs.moe_chapter import model
-from moecl_verify.packs.moe_chapter.model import sparse_weights, vanishes
+from moecl_verify.packs.moe_chapter.model import softmax_exact, sparse_weights, vanishes
 
 SOURCE = "Chapter 1.5, 对专家网络的梯度"
 GRAD, SCALE = "expert.gradient", "expert.update_scale"
 CHAIN = "dL/dtheta_i = g~_i (dE_i/dtheta_i)^T dL/dy"
-K1_NORMALISED = "normalised top-K, K = 1"
+# The parts of the two statement entries of expert.update_scale.
+BETWEEN_EXPERTS = "between two experts: a higher gate probability gives a larger gradient"
+K1_NORMALISED = "K = 1 normalised: a higher g_i gives a larger gradient"
+# The sentence read literally, between any two experts (the K = 1 entry holds under every reading: it compares one
+# expert with itself).
+LITERAL = "literal: between any two experts"
 FD_STEP = 1e-6
 FD_CONFIRM = 1e-6  # relative to the gradient's largest entry (float64, central differences)
 FD_REFUTE = 1e-2
@@ -47,7 +54,13 @@ GATES = (sp.Rational(2, 3), sp.Rational(1, 3))
 PARAMS = ((sp.Rational(1, 10), sp.Rational(1, 10)), (sp.Integer(1), sp.Integer(1)))
 # A ReLU expert whose unit is off: E_i(x) = v_i max(0, u_i x), u_1 = -1 (off at x = 1), u_2 = 1; v = 1.
 RELU_PARAMS = ((sp.Integer(-1), sp.Integer(1)), (sp.Integer(1), sp.Integer(1)))
-# K = 1, normalised: the same expert on two tokens with different gate probabilities.
+# K = 1, normalised: the same expert on two tokens with different gate probabilities.  The gate sees the token
+# too, so the tokens differ: x = 1 with target 1 and x = -1 with target -1, through one gate G(x) = softmax(W_g x +
+# b_g) with W_g = (log(6)/2, 0) and b_g = (log(27/2)/2, 0): logit gaps log 9 and log(3/2), so g = (9/10, 1/10) and
+# (3/5, 2/5); the expert a b x (a = b = 1/2) has the same gradient on both when its weight is the same.
+K1_TOKENS = ((sp.Integer(1), sp.Integer(1)), (sp.Integer(-1), sp.Integer(-1)))  # (x, target)
+K1_GATE_W = (sp.log(6) / 2, sp.Integer(0))
+K1_GATE_B = (sp.log(sp.Rational(27, 2)) / 2, sp.Integer(0))
 K1_GATES = ((sp.Rational(9, 10), sp.Rational(1, 10)), (sp.Rational(3, 5), sp.Rational(2, 5)))
 # The sampled check: two of four one-hidden-layer ReLU experts selected (normalised), d = 4, 8 units, h = 4.
 SAMPLED = {"N": 4, "K": 2, "d": 4, "units": 8, "h": 4}
@@ -246,14 +259,20 @@ def relu_counterexample() -> tuple:
     return tuple(out)
 
 
+def k1_gates() -> tuple:
+    """The gate's probabilities at the two tokens of K1_TOKENS, exactly (sympy)."""
+    return tuple(tuple(sp.nsimplify(sp.simplify(v)) for v in softmax_exact(
+        [w * x + b for w, b in zip(K1_GATE_W, K1_GATE_B)])) for x, _ in K1_TOKENS)
+
+
 def k1_same_gradient() -> tuple:
-    """K = 1, normalised: the weights of expert 1 on two tokens with g_1 = 9/10 and 3/5, and its gradient on each
-    (same input x = 1, target 1, a = b = 1/2 of a factorised linear expert)."""
-    weights = tuple(sparse_weights(g, 1, True)[0] for g in K1_GATES)
+    """K = 1, normalised: the weights of expert 1 on the two tokens of K1_TOKENS (gate probabilities 9/10 and
+    3/5, expert 1 chosen on both) and its gradient in (a, b) on each (E_1(x) = a b x at a = b = 1/2; squared loss)."""
+    weights = tuple(sparse_weights(g, 1, True)[0] for g in k1_gates())
     a, b = sp.symbols("a b", real=True)
     grads = []
-    for w in weights:
-        L = (w * a * b - 1) ** 2 / 2
+    for w, (x, t) in zip(weights, K1_TOKENS):
+        L = (w * a * b * x - t) ** 2 / 2
         at = {a: sp.Rational(1, 2), b: sp.Rational(1, 2)}
         grads.append((sp.diff(L, a).subs(at), sp.diff(L, b).subs(at)))
     return weights, tuple(grads)
@@ -302,28 +321,33 @@ def measure_scale(ctx) -> list:
     relu = relu_counterexample()
     smaller = fac["norms2"][0] < fac["norms2"][1]
     out.append(exact_result(
-        SCALE, SOURCE, "qualitative", "a higher gate probability gives a larger gradient",
+        SCALE, SOURCE, "qualitative", BETWEEN_EXPERTS,
         "refuted" if smaller else "confirmed",
-        f"exact counterexample: two experts E_i(x) = a_i b_i x, K = N = 2, g = g~ = ({GATES[0]}, {GATES[1]}), x = 1, "
+        f"exact counterexample to the sentence read literally (two different experts on one token): two experts E_i(x) = a_i b_i x, K = N = 2, g = g~ = ({GATES[0]}, {GATES[1]}), x = 1, "
         f"target 1, (a_1, b_1) = ({PARAMS[0][0]}, {PARAMS[0][1]}), (a_2, b_2) = ({PARAMS[1][0]}, {PARAMS[1][1]}): "
         f"y = {fac['y']}, ||dL/dtheta_1||^2 = {fac['norms2'][0]} < ||dL/dtheta_2||^2 = {fac['norms2'][1]} "
         f"(norm ratio {fac['ratio']}): the expert with the higher gate probability receives the smaller gradient, "
         "because its Jacobian (b_1 x, a_1 x) is smaller. With ReLU experts E_i = v_i max(0, u_i x), (u, v) = "
         f"{tuple(tuple(int(v) for v in p) for p in RELU_PARAMS)}, same gates: squared norms {relu[0]} and {relu[1]} "
-        "(expert 1's unit is off)",
+        "(expert 1's unit is off). The sentence holds between experts with the same Jacobian and upstream "
+        "gradient (the corrected entry), which the chapter does not state",
         r"\tilde g_i > \tilde g_j \Rightarrow \|\partial L/\partial\theta_i\| > \|\partial L/\partial\theta_j\|",
-        gates=[str(v) for v in GATES]))
+        reading=LITERAL, gates=[str(v) for v in GATES]))
     weights, grads = k1_same_gradient()
-    same = grads[0] == grads[1] and weights[0] == weights[1]
+    gates = k1_gates()
+    same = (grads[0] == grads[1] and weights[0] == weights[1] and gates == K1_GATES
+            and all(g[0] > g[1] for g in gates))
     out.append(exact_result(
-        SCALE, SOURCE, "qualitative", "K = 1: the gradient does not depend on the gate probability",
+        SCALE, SOURCE, "qualitative", K1_NORMALISED,
         "refuted" if same else "confirmed",
-        f"exact: normalised top-1 weights of expert 1 on two tokens with g = {_vec(K1_GATES[0])} and "
-        f"{_vec(K1_GATES[1])}: g~_1 = {weights[0]} and {weights[1]}; with the same input and target the "
-        f"gradients are {_vec(grads[0])} and {_vec(grads[1])}: equal, although g_1 is "
-        f"{K1_GATES[0][0]} on one token and {K1_GATES[1][0]} on the other (under K = 1 every selected expert gets "
-        "weight 1)",
-        r"K = 1:\ \tilde g_{i^*} = 1\ \text{whatever}\ g_{i^*}", reading=K1_NORMALISED))
+        "exact counterexample comparing one expert across two tokens, under the chapter's normalised top-K "
+        "weights at K = 1: expert 1, E_1(x) = a b x at a = b = 1/2, on x = 1 (target 1) and x = -1 (target -1), "
+        "where its Jacobian and the upstream gradient differ only in sign; one gate G(x) = softmax(W_g x + b_g), "
+        f"W_g = (log(6)/2, 0), b_g = (log(27/2)/2, 0), gives g = {_vec(gates[0])} and {_vec(gates[1])}, so expert 1 "
+        f"is chosen on both with g_1 = {gates[0][0]} and {gates[1][0]}, yet g~_1 = {weights[0]} and {weights[1]}; "
+        f"its gradients in (a, b) are {_vec(grads[0])} and {_vec(grads[1])}: equal. Every selected expert gets "
+        "weight 1 at K = 1, so a higher gate probability gives it no larger gradient",
+        r"K = 1:\ \tilde g_{i^*} = 1\ \text{whatever}\ g_{i^*}"))
     ident = identical_experts_ratio()
     out.append(exact_result(
         SCALE, SOURCE, "qualitative", "same Jacobian and upstream gradient: the norm is proportional to g~_i",
@@ -335,14 +359,16 @@ def measure_scale(ctx) -> list:
         r"\frac{\tilde g_i}{\tilde g_j}", form="corrected"))
     successes, draws = sampled_ordering(ctx.seed, int(ctx.sizes.draws))
     out.append(ProportionEvidence(
-        claim_id=SCALE, source=SOURCE, kind="probability",
-        config={"features": "-", "part": "random ReLU experts: the higher-weighted one has the larger gradient",
+        claim_id=SCALE, source=SOURCE, kind="probability", form="derived",
+        config={"features": "-", "part": "random ReLU experts: the higher-weighted one always has the larger "
+                "gradient", "reading": LITERAL,
                 **SAMPLED, "draws": draws, "seed": ctx.seed},
         formula=r"P(\|\partial L/\partial\theta_{i}\| > \|\partial L/\partial\theta_{j}\| \mid \tilde g_i > "
         r"\tilde g_j) = 1",
         what="the higher-weighted of the two selected experts received the larger gradient norm",
         rows=(ProportionRow(None, successes, draws),), claim="at_least", bound=1.0, unit="random instances",
-        note="The chapter says it always does; one instance where it does not contradicts that."))
+        note="The size of the literal reading's failure, against 'always' (the sentence read between any two "
+        "experts): derived, since the exact counterexample already settles that reading."))
     return out
 
 
@@ -351,34 +377,36 @@ def _vec(values) -> str:
 
 
 def slips_scale(results) -> list:
-    stated = [r for r in results if r.key.part == "a higher gate probability gives a larger gradient"
-              and r.verdict == "refuted"]
-    if not stated:
+    stated = [r for r in results if r.key.part == BETWEEN_EXPERTS and r.verdict == "refuted"]
+    k1 = [r for r in results if r.key.part == K1_NORMALISED and r.verdict == "refuted"]
+    if not (stated or k1):
         return []
-    k1 = [r for r in results if r.key.reading == K1_NORMALISED and r.verdict == "refuted"]
     sampled = [r for r in results if r.evidence_type == "proportion"]
     corrected = [r for r in results if r.key.form == "corrected"]
     effect = ""
     rows = sampled[0].config.get("probabilities") if sampled else None
     if rows:
         row = rows[0]
-        effect = (f"on random one-hidden-layer ReLU experts (two of four selected) the higher-weighted expert got "
-                  f"the larger gradient in {row['successes']} of {row['trials']} instances")
+        effect = (f"between different experts the inference often holds: the higher-weighted of two selected random "
+                  f"ReLU experts got the larger gradient in {row['successes']} of {row['trials']} instances")
     return [Slip(
         id="expert.update_scale.not_implied",
-        entries=keys_of(stated, k1, sampled, corrected),
+        entries=keys_of(stated, k1, corrected, sampled),
         location="Chapter 1.5, 对专家网络的梯度 ('这表明：…')",
-        slip_class="false statement",
-        stated="这表明：门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (an expert with a higher gate "
-        "probability receives a stronger gradient signal, hence a larger update)",
-        holds="∂L/∂θ_i = g̃_i J_i^T ∂L/∂y has norm g̃_i ||J_i^T ∂L/∂y||: it is proportional to g̃_i only among experts "
-        "with the same Jacobian at that input; the experts' Jacobians differ, so a higher-weighted expert can "
-        "receive the smaller gradient, and under the normalised K = 1 weights every selected expert has weight 1 "
-        "whatever its gate probability",
-        evidence=" | ".join(r.evidence for r in stated + k1 + sampled),
+        slip_class="unstated assumption",
+        stated="这表明：门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (this shows that an expert with a "
+        "higher gate probability receives a stronger gradient signal, hence a larger update)",
+        holds="∂L/∂θ_i = g̃_i J_i^T ∂L/∂y has norm g̃_i ||J_i^T ∂L/∂y||: it is proportional to g̃_i among experts with "
+        "the same Jacobian and upstream gradient, the ceteris-paribus reading '这表明' draws, which the chapter does "
+        "not state; between experts whose Jacobians differ the higher-weighted one can receive the smaller "
+        "gradient. And under the chapter's normalised weights at K = 1 even one expert's gradient does not grow "
+        "with its gate probability: its weight is 1 on every token (see topk.normalised_k1.no_gate_gradient)",
+        evidence=" | ".join(r.evidence for r in stated + k1 + corrected),
         effect=effect,
-        summary="a higher gate probability does not imply a larger gradient: with g = (2/3, 1/3) and experts "
-        "a_i b_i x, (a, b) = (1/10, 1/10) and (1, 1), the higher-weighted expert's gradient is 1/5 of the other's",
+        summary="a higher gate probability gives a larger gradient only for experts with the same Jacobian and "
+        "upstream gradient, which the chapter does not state (with g = (2/3, 1/3) and experts a_i b_i x, (a, b) = "
+        "(1/10, 1/10) and (1, 1), the higher-weighted expert's gradient is 1/5 of the other's), and under the "
+        "chapter's normalised weights at K = 1 not even then: every chosen expert has weight 1",
     )]
 
 
@@ -400,6 +428,7 @@ register(Claim(
     preconditions=("∂L/∂θ_i = g̃_i J_i^T ∂L/∂y (reading)", "update = −η ∂L/∂θ_i"),
     measure=measure_scale, slips=slips_scale, interpretations=INTERPRETATIONS,
     summary="Whether a higher gate probability means a larger gradient for the expert.",
-    notes="Exact counterexamples (factorised linear and ReLU experts; K = 1 normalised), the corrected statement "
-    "for experts with a common Jacobian, and the proportion over random ReLU experts against 'always'.",
+    notes="Exact counterexamples to the sentence read literally (factorised linear and ReLU experts) and at the "
+    "normalised K = 1 (one expert on two tokens), the corrected statement for experts with a common Jacobian and "
+    "upstream gradient, and, derived, how often it holds between random ReLU experts.",
 ))

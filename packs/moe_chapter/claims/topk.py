@@ -20,11 +20,15 @@ toward the lower index (the chapter does not say; no verdict here depends on it)
 
 Checks (exact, sympy).  ``topk.dense_special_case``: with K = N the normaliser Σ_{j∈TopK} g_j is Σ_j g_j = 1,
 so the normalised weights are the dense ones; so are the unnormalised weights g_i · 1[i ∈ TopK]; for K < N the
-three forms differ.  ``topk.normalised_k1``: with K = 1 the normalised weight of the selected expert is
-g_i / g_i = 1 for every input, so the output does not depend on the gate's values and the task loss sends the
-gate no gradient (∂y/∂z = 0 wherever the top-1 choice is unique); with K = 2 the normalised weights are the
-softmax of the two selected logits and do pass a gradient; Switch Transformer's unnormalised weight g_i
-(K = 1) passes one too.
+three forms differ.  ``topk.normalised_k1``: the statement is the definition itself, checked as such: the
+normalised weights are nonnegative, 0 outside TopK and sum to 1 (sympy, symbolic logits).  Derived from it, a
+consequence the chapter leaves unremarked: with K = 1 the normalised weight of the selected expert is g_i / g_i = 1
+for every input, so the output does not depend on the gate's values and the task loss sends the gate no
+gradient (∂y/∂z = 0 wherever the top-1 choice is unique); with K = 2 the normalised weights are the softmax of
+the two selected logits and do pass a gradient; Switch Transformer's unnormalised weight g_i (K = 1) passes one
+too.  The chapter does not claim that the task loss reaches the gate at K = 1, so none of these decides its
+definition; the slip is the clash with its later sentence (对专家网络的梯度) that an expert with a higher gate
+probability receives a stronger gradient, which normalised top-1 weights cannot give.
 """
 
 from __future__ import annotations
@@ -154,19 +158,43 @@ def measure_dense(ctx) -> list:
     return out
 
 
+def weights_form_a_distribution(N: int, selected: tuple[int, ...]) -> bool:
+    """The chapter's normalised weights for real symbolic logits and a fixed selection: every g~_i >= 0, g~_i = 0
+    off the selection, and sum_i g~_i = 1 (sympy)."""
+    z = sp.symbols(f"z1:{N + 1}", real=True)
+    w = sparse_weights(softmax_exact(z), len(selected), True, selected)
+    nonnegative = all(v == 0 or bool(v.is_positive) for v in w)
+    zero_off = all(w[i] == 0 for i in range(N) if i not in selected)
+    return nonnegative and zero_off and sp.simplify(sp.Add(*w) - 1) == 0
+
+
+DISTRIBUTION_CASES = ((2, (0,)), (3, (1,)), (3, (0, 2)), (4, (1, 3)), (4, (0, 1, 3)))
+
+
 def measure_k1(ctx) -> list:
+    checks = {case: weights_form_a_distribution(*case) for case in DISTRIBUTION_CASES}
+    out = [exact_result(
+        K1, SOURCE, "symbolic identity", "the normalised weights are a distribution over the selected experts",
+        "confirmed" if all(checks.values()) else "refuted",
+        "sympy, real symbolic logits, the selection fixed: g~_i = g_i 1[i in TopK] / sum_{j in TopK} g_j is >= 0, "
+        "0 off the selection, and the g~_i sum to 1: "
+        + "; ".join(f"N = {N}, selected {tuple(i + 1 for i in sel)}: {v}" for (N, sel), v in checks.items()),
+        r"\tilde g_i \ge 0,\ \tilde g_i = 0\ (i\notin\mathrm{TopK}),\ \sum_i \tilde g_i = 1")]
     grad1, weights1 = output_gradient(2, 1, True, K1_LOGITS)
     region = all(k1_region_constant(N) for N in SIZES)
-    out = [exact_result(
-        K1, SOURCE, "symbolic identity", "K = 1: the task loss reaches the gate through g~",
-        "refuted" if all(v == 0 for v in grad1) else "confirmed",
-        "exact counterexample: N = 2 experts, K = 1, logits z = (log 2, 0), so g = (2/3, 1/3): the normalised "
-        f"weights are g~ = {_vec(weights1)} and dy/dz = {_vec(grad1)} for any expert outputs e_1, e_2 (sympy, "
-        "y = g~_1 e_1 + g~_2 e_2). In general (sympy, N = 2..4, symbolic logits): where expert 1 is the top-1 "
-        f"choice, g~ = g_1 / g_1 = (1, 0, ..., 0) identically ({region}), so y = E_1(x) whatever the gate's "
-        "values and dL_task/dz = 0 wherever the top-1 choice is unique: with the chapter's normalised weights "
-        "and K = 1 the gate learns only through the auxiliary loss",
-        r"K = 1:\ \tilde g_{i^*} = g_{i^*} / g_{i^*} = 1 \Rightarrow \partial y / \partial z = 0", reading=NORMALISED)]
+    constant = all(v == 0 for v in grad1) and region
+    out.append(exact_result(
+        K1, SOURCE, "symbolic identity", "K = 1: the selected expert's weight is 1, so the task loss sends the gate "
+        "no gradient through g~",
+        "confirmed" if constant else "refuted",
+        "exact (a consequence of the definition, which the chapter does not remark on): N = 2 experts, K = 1, "
+        f"logits z = (log 2, 0), so g = (2/3, 1/3): the normalised weights are g~ = {_vec(weights1)} and dy/dz = "
+        f"{_vec(grad1)} for any expert outputs e_1, e_2 (sympy, y = g~_1 e_1 + g~_2 e_2). In general (sympy, "
+        f"N = 2..4, symbolic logits): where expert 1 is the top-1 choice, g~ = g_1 / g_1 = (1, 0, ..., 0) "
+        f"identically ({region}), so y = E_1(x) whatever the gate's values and dL_task/dz = 0 wherever the top-1 "
+        "choice is unique: with normalised weights and K = 1 the gate learns only through the auxiliary loss",
+        r"K = 1:\ \tilde g_{i^*} = g_{i^*} / g_{i^*} = 1 \Rightarrow \partial y / \partial z = 0",
+        form="derived", reading=NORMALISED))
     g2 = [sp.log(v) for v in K2_GATES]
     grad2 = weight_gradient(3, 2, True, g2)
     _, weights2 = output_gradient(3, 2, True, g2)
@@ -176,43 +204,48 @@ def measure_k1(ctx) -> list:
         "exact: N = 3, K = 2, g = (1/2, 1/3, 1/6) (logits their logs): g~ = " + _vec(weights2) + ", and d g~_1 / dz = "
         + _vec(grad2) + " (g~_1 g~_2 and -g~_1 g~_2 on the two selected logits, 0 on the unselected one): the "
         "normalised weights of two experts are the softmax of their two logits, so a gradient flows",
-        r"K = 2:\ \tilde g_1 = \frac{g_1}{g_1+g_2} = \sigma(z_1 - z_2)", reading=NORMALISED))
+        r"K = 2:\ \tilde g_1 = \frac{g_1}{g_1+g_2} = \sigma(z_1 - z_2)", form="derived", reading=NORMALISED))
     grad_s, weights_s = output_gradient(2, 1, False, K1_LOGITS)
     out.append(exact_result(
         K1, SOURCE, "symbolic identity", "K = 1: the task loss reaches the gate through g~",
         "confirmed" if any(v != 0 for v in grad_s) else "refuted",
         "exact: N = 2, K = 1, logits (log 2, 0), g = (2/3, 1/3), unnormalised weights g~ = " + _vec(weights_s)
-        + f" (Switch Transformer's y = g_i E_i(x)): dy/dz = {_vec(grad_s)}, i.e. (g_1 g_2, -g_1 g_2) e_1: "
-        "the gate receives the task loss's gradient",
+        + f" (Switch Transformer's y = g_i E_i(x), a weight the chapter does not define): dy/dz = {_vec(grad_s)}, "
+        "i.e. (g_1 g_2, -g_1 g_2) e_1: the gate receives the task loss's gradient",
         r"K = 1:\ y = g_{i^*} E_{i^*}(x),\ \partial g_{i^*} / \partial z_k = g_{i^*}(\delta_{i^*k} - g_k)",
-        form="corrected", reading=UNNORMALISED))
+        form="derived", reading=UNNORMALISED))
     return out
 
 
 def slips_k1(results) -> list:
-    k1 = [r for r in results if r.key.part.startswith("K = 1") and r.key.reading == NORMALISED
-          and r.verdict == "refuted"]
+    k1 = [r for r in results if r.key.part.startswith("K = 1: the selected expert's weight is 1")
+          and r.verdict == "confirmed"]
     if not k1:
         return []
-    others = [r for r in results if r not in k1]
+    others = [r for r in results if r not in k1 and not r.key.is_statement]
     return [Slip(
         id="topk.normalised_k1.no_gate_gradient",
         entries=keys_of(k1, others),
-        location="Chapter 1.5, 稠密MoE与稀疏MoE的统一表示 (normalised sparse g̃, 'usually K = 1 or K = 2') against "
-        "对门控网络的梯度推导 and Softmax梯度的链式法则",
+        location="Chapter 1.5, 稠密MoE与稀疏MoE的统一表示 (the normalised sparse g̃, with 'usually K = 1 or K = 2' "
+        "from 稀疏MoE的Top-K路由) against 对专家网络的梯度 ('这表明：门控概率越高的专家，其接收的梯度信号越强')",
         slip_class="inconsistency between sections",
-        stated="the normalised sparse weights g̃_i = g_i · 1[i ∈ TopK] / Σ_{j∈TopK} g_j with K = 1 or 2, and a "
-        "gradient of the loss to W_g through g_i and the softmax",
-        holds="with K = 1 the selected expert's normalised weight is g_i / g_i = 1 for every input, so the output "
-        "and the task loss do not depend on the gate's values: the task-loss part of the gate's gradient is "
-        "identically 0 (where the top-1 choice is unique) and the gate learns only through L_aux; with K = 2 the "
-        "normalised weights are the softmax of the two selected logits and pass a gradient, as do Switch "
-        "Transformer's unnormalised weights g_i at K = 1",
+        stated="g̃_i = g_i · 1[i ∈ TopK] / Σ_{j∈TopK} g_j (带归一化的稀疏版本), usually with K = 1 or K = 2; and later: "
+        "门控概率越高的专家，其接收的梯度信号越强 (an expert with a higher gate probability receives a stronger "
+        "gradient signal)",
+        holds="with K = 1 the selected expert's normalised weight is g_i / g_i = 1 for every input: its gradient "
+        "g̃_i J_i^T ∂L/∂y does not grow with its gate probability, contrary to the later sentence, and the output "
+        "does not depend on the gate's values, so the task loss sends the gate no gradient (where the top-1 choice "
+        "is unique) and the gate learns only through L_aux. The chapter remarks on neither. With K = 2 the "
+        "normalised weights are the softmax of the two selected logits, and Switch Transformer's unnormalised "
+        "weight g_i at K = 1 passes a gradient, so both sentences hold together there",
         evidence=" | ".join(r.evidence for r in k1 + others),
-        effect="at K = 1, one of the two values the chapter calls usual, the task loss contributes nothing to "
-        "the gate's gradient",
-        summary="with the chapter's normalised top-K weights and K = 1, the gate receives no gradient from the "
-        "task loss (N = 2, g = (2/3, 1/3): g̃ = (1, 0), ∂y/∂z = (0, 0))",
+        effect="at K = 1, one of the two values the chapter calls usual: the gate's probability changes neither the "
+        "chosen expert's gradient nor the output; the definition itself is a valid distribution over the chosen "
+        "experts",
+        summary="with the chapter's normalised weights and K = 1 the chosen expert always has weight 1 (N = 2, "
+        "g = (2/3, 1/3): g̃ = (1, 0), ∂y/∂z = (0, 0)), so the task loss sends the gate no gradient and a higher gate "
+        "probability does not give that expert a stronger gradient, as the chapter's section on the experts' "
+        "gradient says it does",
     )]
 
 
@@ -231,12 +264,14 @@ register(Claim(
 ))
 register(Claim(
     id=K1, source=SOURCE, kind="symbolic identity",
-    statement=r"\tilde g_i = g_i \cdot 1[i\in\mathrm{TopK}] / \sum_{j\in\mathrm{TopK}} g_j,\ "
-    r"\text{通常 K=1 或 K=2 (usually K = 1 or 2)}:\ \text{the gate is trained through } \tilde g",
+    statement=r"\tilde g_i = g_i \cdot 1[i\in\mathrm{TopK}] / \sum_{j\in\mathrm{TopK}} g_j\ "
+    r"\text{(带归一化的稀疏版本, the normalised sparse version)},\ \text{通常 K=1 或 K=2 (usually K = 1 or 2)}",
     preconditions=("G = softmax(W_g x + b_g)", "y = Σ_i g̃_i(x) E_i(x)", "the top-K choice unique"),
     measure=measure_k1, slips=slips_k1, interpretations=INTERPRETATIONS,
-    summary="Whether the normalised top-K weights pass the task loss's gradient to the gate, at K = 1 and K = 2.",
-    notes="Exact (sympy): derivatives of y = Σ g̃_i e_i in the logits with the selection fixed (the derivative "
-    "wherever the top-K set is locally constant). The chapter pairs its normalised weights with K = 1 or 2 and "
-    "derives the gate's gradient through g_i; at K = 1 that gradient is 0.",
+    summary="The normalised top-K weights are a distribution over the selected experts; at K = 1 they are constant, "
+    "so the task loss sends the gate no gradient.",
+    notes="Exact (sympy): the definition as a distribution (the statement), then derived consequences: derivatives "
+    "of y = Σ g̃_i e_i in the logits with the selection fixed (the derivative wherever the top-K set is locally "
+    "constant). At K = 1 the normalised weight of the chosen expert is 1, which the chapter's section on the "
+    "experts' gradient does not allow for.",
 ))

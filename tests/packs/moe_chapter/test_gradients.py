@@ -108,7 +108,12 @@ def test_counterexamples_by_hand():
     assert fac["ratio"] == sp.Rational(1, 5)
     # ReLU: y = (1/3)(1) = 1/3, dL/dy = -2/3; expert 1's unit is off: 0; expert 2: du = dv = (1/3)(-2/3) = -2/9
     assert expert.relu_counterexample() == (0, 2 * sp.Rational(2, 9) ** 2)
-    # K = 1: weight 1 on both tokens; L = (ab - 1)^2 / 2 at a = b = 1/2: dL/da = (1/4 - 1)(1/2) = -3/8
+    # K = 1, one gate softmax(W_g x + b_g) with W_g = (log(6)/2, 0), b_g = (log(27/2)/2, 0): the logit gap is
+    # (log 6 + log 13.5)/2 = log(81)/2 = log 9 at x = 1 and (log 13.5 - log 6)/2 = log(9/4)/2 = log(3/2) at x = -1,
+    # so g = (9/10, 1/10) and (3/5, 2/5): expert 1 is chosen on both tokens, with weight 1 on both
+    assert expert.k1_gates() == ((sp.Rational(9, 10), sp.Rational(1, 10)), (sp.Rational(3, 5), sp.Rational(2, 5)))
+    # x = 1, t = 1: L = (ab - 1)^2 / 2, dL/da = (1/4 - 1)(1/2) = -3/8; x = -1, t = -1: L = (1 - ab)^2 / 2 (the
+    # same function), so the same gradient
     weights, grads = expert.k1_same_gradient()
     assert weights == (1, 1) and grads == ((-sp.Rational(3, 8), -sp.Rational(3, 8)),) * 2
     assert expert.identical_experts_ratio()
@@ -151,16 +156,27 @@ def test_update_scale_run_and_slip(monkeypatch):
     run = runner.run(["expert.update_scale"], budget="smoke", seed=0, pack=PACK, reuse_claims=False)
     verdicts = {(r.key.form, r.key.part, r.key.reading): r.verdict for r in run.results}
     assert verdicts == {
-        ("stated", "a higher gate probability gives a larger gradient", None): "refuted",
-        ("stated", "K = 1: the gradient does not depend on the gate probability", expert.K1_NORMALISED): "refuted",
+        ("stated", "between two experts: a higher gate probability gives a larger gradient", expert.LITERAL): "refuted",
+        ("stated", "K = 1 normalised: a higher g_i gives a larger gradient", None): "refuted",
         ("corrected", "same Jacobian and upstream gradient: the norm is proportional to g~_i", None): "confirmed",
-        ("stated", "random ReLU experts: the higher-weighted one has the larger gradient", None): "refuted",
+        ("derived", "random ReLU experts: the higher-weighted one always has the larger gradient",
+         expert.LITERAL): "refuted",
     }
+    k1 = next(r for r in run.results if r.key.part == expert.K1_NORMALISED)
+    assert "one expert across two tokens" in k1.evidence
+    # the K = 1 case holds under every reading, the literal one only between different experts: the line falls on
+    # the former, and quotes it
+    from moecl_verify.reports.headline import FALLS, decisive_entry, summarize
+    assert summarize(run.results) == FALLS
+    assert decisive_entry(run.results, ("expert",), PACK).key == k1.key
     sampled = next(r for r in run.results if r.evidence_type == "proportion")
+    # the sampled proportion is the effect size, not a further refutation of the statement
+    assert not sampled.key.is_statement
     successes, draws = expert.sampled_ordering(0, 300)
     assert sampled.observed == successes / draws < 1 and sampled.false_fail_rate is not None
     assert [s.id for s in run.slips] == ["expert.update_scale.not_implied"]
     slip = run.slips[0]
-    assert slip.slip_class == "false statement"
-    assert slip.entries[0].part == "a higher gate probability gives a larger gradient"
+    assert slip.slip_class == "unstated assumption"
+    assert [k.part for k in slip.entries[:2]] == [expert.BETWEEN_EXPERTS, expert.K1_NORMALISED]
+    assert "same Jacobian and upstream gradient" in slip.holds
     assert f"{successes} of {draws}" in slip.effect

@@ -114,11 +114,17 @@ def test_dense_special_case_entries():
 
 def test_normalised_k1_entries_and_slip():
     out = topk.measure_k1(_tiny())
+    # the chapter's statement is the definition, a distribution over the chosen experts; what happens to the gate's
+    # gradient is derived from it, and does not decide it
     assert _verdicts(out) == {
-        ("stated", "K = 1: the task loss reaches the gate through g~", topk.NORMALISED): "refuted",
-        ("stated", "K = 2: the task loss reaches the gate through g~", topk.NORMALISED): "confirmed",
-        ("corrected", "K = 1: the task loss reaches the gate through g~", topk.UNNORMALISED): "confirmed",
+        ("stated", "the normalised weights are a distribution over the selected experts", None): "confirmed",
+        ("derived", "K = 1: the selected expert's weight is 1, so the task loss sends the gate no gradient through g~",
+         topk.NORMALISED): "confirmed",
+        ("derived", "K = 2: the task loss reaches the gate through g~", topk.NORMALISED): "confirmed",
+        ("derived", "K = 1: the task loss reaches the gate through g~", topk.UNNORMALISED): "confirmed",
     }
+    assert [r.key.role for r in out] == ["statement"] * 4
+    assert [r.key.is_statement for r in out] == [True, False, False, False]
     grad, weights = topk.output_gradient(2, 1, True, topk.K1_LOGITS)
     assert weights == (1, 0) and grad == (0, 0)
     # unnormalised: y = g_1 e_1, dy/dz_1 = g_1 g_2 e_1 = (2/3)(1/3) e_1 = 2/9 e_1
@@ -131,13 +137,33 @@ def test_normalised_k1_entries_and_slip():
         sp.Rational(6, 25), -sp.Rational(6, 25), 0)
     slips = topk.slips_k1(out)
     assert [s.id for s in slips] == ["topk.normalised_k1.no_gate_gradient"]
-    assert slips[0].slip_class == "inconsistency between sections"
-    refuted = next(r for r in out if r.verdict == "refuted")
-    assert slips[0].entries[0] == refuted.key
+    slip = slips[0]
+    assert slip.slip_class == "inconsistency between sections"
+    # it names both places it sets against each other
+    assert "稠密MoE与稀疏MoE的统一表示" in slip.location and "对专家网络的梯度" in slip.location
+    k1 = next(r for r in out if r.key.form == "derived" and r.key.reading == topk.NORMALISED
+              and r.key.part.startswith("K = 1"))
+    assert slip.entries[0] == k1.key
+    # it rests on derived entries only, so it leaves the definition standing
+    assert not any(key.is_statement for key in slip.entries)
+    from moecl_verify.reports.consequence import consequence
+    ranked = consequence(slip, PACK)
+    assert ranked.breaks == ()
 
 
-def test_no_k1_slip_when_nothing_is_refuted():
-    out = [r for r in topk.measure_k1(_tiny()) if r.verdict != "refuted"]
+def test_normalised_weights_are_a_distribution_and_the_check_can_fail(monkeypatch):
+    # selected (1, 3) of four: g~ = (0, g_2, 0, g_4) / (g_2 + g_4), each >= 0, summing to 1
+    assert topk.weights_form_a_distribution(4, (1, 3)) and topk.weights_form_a_distribution(2, (0,))
+    # K = 1 of (2/3, 1/3): g~ = (2/3) / (2/3) = 1 on the chosen expert
+    assert model.sparse_weights((F(2, 3), F(1, 3)), 1) == (1, 0)
+    # without the normaliser the weights of a strict subset do not sum to 1: the check says so
+    monkeypatch.setattr(topk, "sparse_weights",
+                        lambda g, K, normalise=True, selected=None: model.sparse_weights(g, K, False, selected))
+    assert not topk.weights_form_a_distribution(3, (0, 2))
+
+
+def test_no_k1_slip_without_the_k1_consequence():
+    out = [r for r in topk.measure_k1(_tiny()) if not r.key.part.startswith("K = 1: the selected")]
     assert topk.slips_k1(out) == []
 
 
@@ -156,12 +182,18 @@ def test_batch_entries_and_slip():
     out = batch.measure(_tiny(cases=5))
     assert _verdicts(out) == {
         ("stated", "the batch form equals the per-token form", batch.ROW_WISE): "confirmed",
-        ("stated", "R ⊙ E(X) is an element-wise product giving the output", batch.LITERAL): "refuted",
+        ("stated", "the text's description (R is BT × N, E(X) all experts on all inputs, ⊙ element-wise) fits the "
+         "output's shapes without broadcasting or a sum over experts", batch.LITERAL): "refuted",
     }
     literal = next(r for r in out if r.key.reading == batch.LITERAL)
     assert literal.config["smallest"] == [1, 2, 2]  # h = 2 is the first h with BT N != BT N h
+    assert "formula is missing" in literal.evidence
     slips = batch.slips(out)
     assert [s.id for s in slips] == ["batch.routing_matrix.hadamard_shapes"] and slips[0].slip_class == "notation"
+    assert "rests on the description, not on a formula" in slips[0].holds
+    # refuted under one reading and confirmed under the other: the headline part depends on the reading
+    from moecl_verify.reports.headline import DEPENDS, summarize
+    assert summarize(out) == DEPENDS
 
 
 def test_the_batch_check_catches_a_wrong_batch_form(monkeypatch):
@@ -205,9 +237,9 @@ def test_frequencies_entries():
 
 def test_ste_entries_and_slip():
     out = aux.measure_ste(_tiny())
-    assert _verdicts(out) == {
-        ("stated", "top-K selection is discrete: piecewise constant in the logits", None): "confirmed",
-        ("stated", "a straight-through estimator is needed for the gate's gradient", None): "refuted",
+    assert {(r.key.form, r.key.part, r.key.role): r.verdict for r in out} == {
+        ("stated", "top-K selection is discrete: piecewise constant in the logits", "statement"): "confirmed",
+        ("stated", "a straight-through estimator is needed for the gate's gradient", "proof step"): "refuted",
     }
     gates, f, grad = aux.aux_gradient_minimal()
     # one token: L = alpha * 2 * g_1 (f = (1, 0), P = g); dL/dz_1 = 2 alpha g_1 g_2 = 2 alpha (2/9) = 4 alpha / 9
@@ -216,7 +248,16 @@ def test_ste_entries_and_slip():
     assert aux.indicator_jump() == {sp.Rational(-1, 1000): 0, sp.Rational(1, 1000): 1}
     slips = aux.slips_ste(out)
     assert [s.id for s in slips] == ["aux.ste_needed.justification"]
-    assert slips[0].slip_class == "false intermediate step" and slips[0].causes == ()
+    slip = slips[0]
+    assert slip.slip_class == "notation" and slip.causes == ()
+    # a misnomer: what the chapter does is the exact a.e. derivative; an STE would treat the indicator as the identity
+    assert "misnomer" in slip.holds and "identity" in slip.holds and "almost everywhere" in slip.holds
+    step = next(r for r in out if r.key.role == "proof step")
+    assert slip.entries == (step.key,)
+    # it rests on a proof step, so it undercuts the Gradients line without breaking it
+    from moecl_verify.reports.consequence import consequence
+    ranked = consequence(slip, PACK)
+    assert ranked.breaks == () and [i.key for i in ranked.undercuts] == ["gradients"]
 
 
 # ---------------------------------------------------------------------------------------------- forward
