@@ -14,11 +14,11 @@ ITEMS = (
                         ("the normalised top-K weights, usually with K = 1 or 2", ("topk.normalised_k1",)),
                         ("the batch form Y from R and E(X) with ⊙", ("batch.routing_matrix",)))),
     HeadlineItem("gradients", "Gradients",
-                 "the frequencies and probabilities of the auxiliary loss, the need for a straight-through estimator, "
+                 "the frequencies and probabilities of the auxiliary loss, the top-K selection's non-differentiability, "
                  "the gate's and the experts' gradients, and what a higher gate probability does",
                  ("aux", "expert"), "chapter",
                  parts=(("f_i and P_i: routing frequencies and mean gate probabilities", ("aux.frequencies",)),
-                        ("top-K is not differentiable, so an STE is needed", ("aux.ste_needed",)),
+                        ("top-K is a discrete choice (not differentiable)", ("aux.ste_needed",)),
                         ("the auxiliary loss's gradient through the softmax to W_g", ("aux.gradient",)),
                         ("a selected expert's gradient", ("expert.gradient",)),
                         ("a higher gate probability gives a stronger gradient and a larger update",

@@ -13,6 +13,6 @@ SOURCE_NOTE = ("The chapter's display formulas are missing from its text: only t
                "and the theorems' statements survive. Every formula a check needs and the text lacks is a reading "
                "with its source (the standard form of the literature the chapter paraphrases), named in the entry; "
                "where the verdict depends on the reading, each reading is checked.")
-SOURCE_CAVEAT = ("A slip found under a reconstructed formula may be a slip of the reconstruction; the entry names "
-                 "the reading it rests on.")
+SOURCE_CAVEAT = ("Where the slip rests on a reconstructed formula (its entry names the reading), it may be a slip of "
+                 "the reconstruction.")
 CONFIGURATION = ""
