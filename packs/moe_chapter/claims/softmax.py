@@ -20,7 +20,8 @@ is read as the intermediate e^{z_i} leaving the floating-point range (the output
 Claims: ``softmax.overflow`` (per dtype: the exact logit at which e^z overflows, and the naive softmax's nan),
 ``softmax.max_shift`` (the shift identity; no overflow for any finite logits; underflow and log(0) remain; the
 relative error against an mpmath reference, sampled under the run's error control), ``softmax.temperature``
-(sympy limits, ties, τ → 0⁻, the distance to the limit, overflow at small τ).  Every random stream is
+(sympy limits with a unique maximum, the generic case; ties as a derived precision note; τ → 0⁻, the distance
+to the limit, overflow at small τ).  Every random stream is
 ``generator_for(ctx.seed, "moe-chapter", claim_id, ...)``.
 """
 
@@ -302,6 +303,8 @@ def measure_max_shift(ctx) -> list:
 
 
 tau = sp.Symbol("tau", positive=True)
+PART_ONE_HOT = "tau -> 0+: one-hot"
+PART_TIES = "tau -> 0+ at tied maxima"
 _t = sp.Symbol("t", positive=True)  # tau = -t for tau -> 0-
 
 
@@ -336,21 +339,22 @@ def measure_temperature(ctx) -> list[ClaimResult]:
     out = []
     tie = lim["tie"]
     half = sp.Rational(1, 2)
-    out.append(_entry(
-        cid, "tau -> 0+: one-hot", "refuted" if tie == (half, half, 0) else "confirmed",
-        f"sympy: at z = (0, 0, -1) the tempered gate tends to {tuple(str(v) for v in tie)} as tau -> 0+, uniform over "
-        "the tied maxima, not one-hot; with a unique maximum it is one-hot (entry 'tau -> 0+ with a unique "
-        "maximum'). Ties occur for a gate z = W_g x + b_g wherever two rows of W_g x + b_g are equal, e.g. at x = 0 "
-        "with b_g = 0 (every logit 0, the gate uniform at every tau)",
-        r"\lim_{\tau\to0^+} \mathrm{softmax}(z/\tau) = e_{\arg\max z}", kind="symbolic identity",
-        counterexample=["0", "0", "-1"]))
     ok = lim["n2_zero"] == 1 and lim["n3_zero"] == 1
     out.append(_entry(
-        cid, "tau -> 0+ with a unique maximum", "confirmed" if ok else "refuted",
+        cid, PART_ONE_HOT, "confirmed" if ok else "refuted",
         f"sympy: N = 2, z = (a, 0), a > 0: g_1 -> {lim['n2_zero']}; N = 3, z = (0, -a, -b), a, b > 0: g_1 -> "
-        f"{lim['n3_zero']}: one-hot on the unique maximum",
+        f"{lim['n3_zero']}: one-hot on the maximum, wherever it is unique (every input but a set of measure zero "
+        f"for a gate z = W_g x + b_g with distinct rows; the ties are a separate entry, '{PART_TIES}')",
         r"\max \text{ unique} \Rightarrow \lim_{\tau\to0^+} \mathrm{softmax}(z/\tau) = e_{\arg\max z}",
-        form="corrected", kind="symbolic identity"))
+        kind="symbolic identity", reading="unique maximum (generic)"))
+    out.append(_entry(
+        cid, PART_TIES, "confirmed" if tie == (half, half, 0) else "refuted",
+        f"a precision note: at z = (0, 0, -1) the tempered gate tends to {tuple(str(v) for v in tie)} as tau -> 0+ "
+        "(sympy), uniform over the tied maxima rather than one-hot. For a gate z = W_g x + b_g ties occur where two "
+        "rows of W_g x + b_g are equal: a set of measure zero when the rows differ, every input when they are equal "
+        "(e.g. W_g = 0, b_g = 0: every logit 0, the gate uniform at every tau)",
+        r"z_1 = z_2 > z_3 \Rightarrow \lim_{\tau\to0^+} \mathrm{softmax}(z/\tau) = (\tfrac12, \tfrac12, 0)",
+        form="derived", kind="symbolic identity", counterexample=["0", "0", "-1"]))
     third = sp.Rational(1, 3)
     ok = lim["n2_inf"] == half and all(v == third for v in lim["n3_inf"])
     out.append(_entry(
@@ -395,20 +399,22 @@ def measure_temperature(ctx) -> list[ClaimResult]:
 
 def slips_temperature(results: list[ClaimResult]) -> list[Slip]:
     by = {r.key.part: r for r in results}
-    stated, corrected = by.get("tau -> 0+: one-hot"), by.get("tau -> 0+ with a unique maximum")
-    if stated is None or stated.verdict != "refuted":
+    ties = by.get(PART_TIES)
+    if ties is None or ties.verdict != "confirmed":
         return []
     return [Slip(
         id="softmax.temperature.ties",
-        entries=keys_of(stated, corrected),
+        entries=keys_of(ties),
         location="Section 'Numerical stability analysis', '当 τ → 0 时，门控趋向one-hot选择'",
         slip_class="unstated assumption",
         stated="as tau -> 0 the gate tends to a one-hot choice",
-        holds="as tau -> 0+ it tends to the uniform distribution over the tied maxima: one-hot only when the "
-        "maximum logit is unique (z = (0, 0, -1) gives (1/2, 1/2, 0))",
-        evidence=stated.evidence,
-        effect="only at inputs where the largest logits tie, a set of measure zero for a generic gate, but every "
-        "input when W_g x + b_g has equal rows (e.g. W_g = 0 and b_g = 0 at initialization: uniform at every tau)",
+        holds="one-hot wherever the maximum logit is unique, which is almost every input; where the largest "
+        "logits tie it tends to the uniform distribution over them (z = (0, 0, -1) gives (1/2, 1/2, 0))",
+        evidence=ties.evidence,
+        effect="ties are rare: a set of measure zero for a gate with distinct rows, every input only if all rows "
+        "of W_g x + b_g are equal (e.g. W_g = 0, b_g = 0)",
+        summary="The one-hot limit as tau -> 0 assumes a unique largest logit, which the chapter leaves unstated: at "
+        "tied maxima the gate tends to the uniform distribution over them",
     )]
 
 
@@ -464,6 +470,6 @@ register(Claim(
     preconditions=("tau > 0",),
     measure=measure_temperature, slips=slips_temperature, interpretations=INTERPRETATIONS_TEMPERATURE,
     summary="The temperature interpolates between one-hot and uniform gates.",
-    notes="Exact sympy limits (N = 2, 3, symbolic logits), a tie counterexample, tau -> 0-, the distance to the "
+    notes="Exact sympy limits (N = 2, 3, symbolic logits), the limit at tied maxima, tau -> 0-, the distance to the "
     "one-hot limit as a function of gap/tau, and the unshifted gate's overflow at small tau per dtype.",
 ))

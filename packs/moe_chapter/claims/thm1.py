@@ -18,9 +18,12 @@ The chapter's text:
 The chapter's definitions used here: E_i: R^d -> R^h, G(x) = softmax(W_g x + b_g) with W_g in R^{N x d}, and the
 sparse MoE's renormalized top-K weights g~_i = g_i 1[i in TopK] / sum_{j in TopK} g_j (section "稀疏MoE的Top-K路由").
 
-Readings.  "Approximate" is read two ways: uniformly on all of R^d (what "C^k(R^d)" says), and on a compact domain
-(the classical setting of universal approximation).  Target functions are scalar (one output coordinate).  The
-statement names no accuracy, no norm, no domain and no limit; the checks say which reading each verdict needs.
+Reading.  "C^k(R^d)" names a function class whose standard topology is uniform convergence on compact sets, and
+universal approximation is stated on compact domains (never in the sup norm on all of R^d): the statement is read
+as approximation on compact domains.  So read, it names no accuracy and no rate, and its count O(h^{d+1}) holds for
+every such layer whatever its accuracy: it is not checkable as printed.  Target functions are scalar (one output
+coordinate).  Derived notes, not readings of the statement: the layer's exact parameter count, and the precision
+that on all of R^d no ReLU MoE approximates x^2 uniformly (each such layer grows at most linearly).
 """
 
 from __future__ import annotations
@@ -46,21 +49,24 @@ HALF_WIDTHS = (1, 10, 100)
 # The seeded MoE of the growth check: N experts of h units, top-K with renormalization, d = 1.
 GROWTH_MOE = {"N": 4, "h": 8, "K": 2}
 
-PART_UNIFORM = "statement, uniformly on R^d"
+PART_UNIFORM = "no uniform approximation on all of R^d"
 PART_COMPACT = "statement, on a compact domain"
+PART_COUNT = "exact parameter count against O(h^{d+1})"
 PART_TABLE = "best sup error of h ReLU units to x^2 on [-L, L]"
 PART_STEP1 = "step 1: one expert approximates on a subset"
 PART_STEP2 = "step 2: the gate partitions the input space into N regions"
+PART_TOP2_SETS = "sets of chosen experts under top-2 routing"
 PART_STEP4 = "step 4: continuity by soft switching"
-PART_STEP5 = "step 5: error -> 0 as N -> oo, against the count"
+PART_STEP5 = "the count O(h^{d+1}) against step 5 (N -> oo)"
 
 INTERPRETATIONS = (
     Interpretation(
         id="thm1.approximation",
         location="Theorem 1, '逼近 C^k(R^d) 上的任意 k 阶连续可微函数'",
         issue="No accuracy, norm, domain or limit is stated.",
-        choice="Two readings, each a separate entry: uniformly on R^d (sup norm), which is false; on a compact "
-        "domain, where the statement names nothing to check.",
+        choice="On compact domains, the standard topology of C^k(R^d) (uniform convergence on compact sets) and "
+        "the setting of universal approximation; so read, the statement names no accuracy or rate to check. That "
+        "no ReLU MoE approximates x^2 uniformly on all of R^d is a derived precision note, not a reading.",
     ),
     Interpretation(
         id="thm1.experts",
@@ -206,24 +212,27 @@ def step2_entries(seed: int = 0, pairs: int = 20) -> list[ClaimResult]:
     realized = {pair for pair, point in REGION_WITNESSES.items() if top_k_set(point, 2) == pair}
     top1 = {top_k_set(point, 1) for point in REGION_WITNESSES.values()} - {None}
     bad1, checked1 = convexity_violations(seed, 1, pairs)
+    pairs_total = n_experts * (n_experts - 1) // 2
     return [
-        _entry(PART_STEP2, "refuted" if len(realized) > n_experts else "inconclusive",
-               f"with top-K routing (K >= 2) the gate partitions the input space by the set of chosen experts, not "
-               f"into N regions: N = 4, d = 2, W_g = {[list(r) for r in REGION_GATE[0]]}, b_g = "
-               f"{list(REGION_GATE[1])}, top-2: {len(realized)} distinct expert pairs, each at a rational input "
+        _entry(PART_STEP2, "confirmed" if len(top1) <= n_experts and bad1 == 0 else "refuted",
+               "the regions of the gate's argmax are the cells {x : z_i(x) >= z_j(x) for all j} of the affine logits "
+               "z = W_g x + b_g: intersections of half-spaces, so convex, at most N of them, covering R^d (some may "
+               "be empty), as the step says; whatever K, the expert with the largest gate value defines at most N "
+               f"such regions. In the example: the argmax takes {len(top1)} values at the witnesses (at most N = "
+               f"{n_experts}); {checked1} seeded pairs of grid points in a common cell, midpoints in exact fractions: "
+               f"{bad1} midpoints leave the cell",
+               r"\{x : \arg\max_j z_j(x) = i\},\ i = 1..N", role="proof step", reading="argmax (top-1)"),
+        _entry(PART_TOP2_SETS, "confirmed" if len(realized) == pairs_total else "refuted",
+               "a precision note, not a reading of the step: the sets of experts a top-2 gate selects can number "
+               f"more than N. N = 4, d = 2, W_g = {[list(r) for r in REGION_GATE[0]]}, b_g = "
+               f"{list(REGION_GATE[1])}: {len(realized)} distinct expert pairs, each at a rational input "
                "(exact fractions: "
                + ", ".join(f"experts {{{pair[0] + 1}, {pair[1] + 1}}} at ({p[0]}, {p[1]})"
                            for pair, p in sorted(REGION_WITNESSES.items()) if pair in realized)
-               + f"), {len(realized)} = C(4, 2) > N = {n_experts} regions, up to C(N, K) in general",
-               r"\#\{\mathrm{TopK}(G(x), K) : x \in \mathbb{R}^d\} = N\ ?", role="proof step",
-               reading="top-K, K >= 2"),
-        _entry(PART_STEP2, "confirmed" if len(top1) <= n_experts and bad1 == 0 else "refuted",
-               "with top-1 routing the regions are the cells {x : z_i(x) >= z_j(x) for all j} of the affine logits "
-               "z = W_g x + b_g: intersections of half-spaces, so convex, at most N of them, covering R^d (some may "
-               f"be empty). In the example: the argmax takes {len(top1)} values at the witnesses (at most N = "
-               f"{n_experts}); {checked1} seeded pairs of grid points in a common cell, midpoints in exact fractions: "
-               f"{bad1} midpoints leave the cell",
-               r"\{x : rg\max_j z_j(x) = i\},\ i = 1..N", role="proof step", reading="top-1"),
+               + f"), all C(4, 2) = {pairs_total} pairs; the step's N regions are the argmax cells, which this "
+               "does not contradict",
+               r"\#\{\mathrm{TopK}(G(x), 2) : x \in \mathbb{R}^2\} = \binom{4}{2} = 6",
+               form="derived", role="proof step", reading="top-2"),
     ]
 
 
@@ -238,29 +247,43 @@ def measure(ctx) -> list[ClaimResult]:
     out = []
     growth = growth_check(ctx.seed)
     diverges = sp.limit(x**2 - A - B * x, x, sp.oo) == sp.oo
-    refuted = diverges and growth["inside"]
+    bounded = diverges and growth["inside"]
+    count = layer_count()
+    degree = sp.degree(sp.expand(count), h)
+    factored = sp.factor(count)
+    # At fixed N the count is of degree 2 in h, so within O(h^{d+1}) for every d >= 1, whatever the weights.
+    vacuous = degree == 2 and sp.simplify(count - N * (h + 1) * (d + h + 1)) == 0
     out.append(_entry(
-        PART_UNIFORM, "refuted" if refuted else "inconclusive",
-        "counterexample d = 1, f(x) = x^2 (in C^k(R) for every k): every expert's output coordinate is at most "
+        PART_COMPACT, "not_checkable",
+        "read on compact domains (C^k(R^d) carries uniform convergence on compact sets, and universal approximation "
+        "is stated there), the statement names nothing to check: no accuracy epsilon and no rate, and the "
+        "parameter count O(h^{d+1}) is in h, each expert's own width, which the theorem fixes; the layer's exact "
+        f"count {sp.sstr(factored)} is O(h^2) at fixed N whatever the accuracy (entry '{PART_COUNT}'), so the bound "
+        "constrains nothing. A rate would need the accuracy, which the statement lacks, and the count omits N, "
+        "which the proof sends to infinity (step 5)",
+        STATEMENT, reading="compact domain"))
+    out.append(_entry(
+        PART_COUNT, "confirmed" if vacuous else "refuted",
+        f"the layer's exact count is {sp.sstr(factored)} (N experts R^d -> h ReLU units -> R^h, d h + h + h^2 + h "
+        f"each, and the gate W_g, b_g, N d + N; sympy), of degree {degree} in h: at fixed N it is O(h^2), within "
+        "O(h^{d+1}) for every d >= 1 and every choice of weights. So the stated count holds for every layer of "
+        "this shape, accurate or not, and says nothing about approximation; nor does it grow with N",
+        r"N(h+1)(d+h+1) = O(h^2) \subseteq O(h^{d+1})\ (N \text{ fixed})", form="derived", kind="bound"))
+    out.append(_entry(
+        PART_UNIFORM, "confirmed" if bounded else "inconclusive",
+        "a precision note, not the statement's reading (C^k(R^d) carries uniform convergence on compact sets, and "
+        "universal approximation is stated on compact domains): d = 1, f(x) = x^2 (in C^k(R) for every k): every "
+        "expert's output coordinate is at most "
         "|c| + sum_j |v_j| (|w_j| |x| + |b_j|), and the gate's weights (softmax, or top-K renormalized) lie in [0, 1] "
         "and sum to at most 1, so any such MoE layer satisfies |F(x)| <= A + B |x|; then sup_x |x^2 - F(x)| >= "
         f"lim (x^2 - A - B x) = {'oo' if diverges else '?'} (sympy) for every N, h and every choice of weights: "
-        "no finite MoE of ReLU experts approximates x^2 uniformly on R (in any d, f(x) = x_1^2 the same way). A seeded top-K MoE (N = 4, h = 8, K = 2, "
+        "no finite MoE of ReLU experts approximates x^2 uniformly on all of R (in any d, f(x) = x_1^2 the same "
+        "way). A seeded top-K MoE (N = 4, h = 8, K = 2, "
         f"renormalized) stays within its envelope A + B|x| = {growth['A']:.4g} + {growth['B']:.4g} |x| at "
         f"{growth['points']} points up to |x| = 1e6 ({growth['inside']}), where x^2 - |F(x)| = "
         f"{growth['gap_at'].get(1e6, float('nan')):.4g}",
-        STATEMENT, reading="uniform on R^d", counterexample="f(x) = x^2, d = 1"))
-    count = layer_count()
-    degree = sp.degree(sp.expand(count), h)
-    out.append(_entry(
-        PART_COMPACT, "not_checkable",
-        "on a compact domain the statement names nothing to check: no accuracy epsilon, no norm, and the "
-        "parameter count O(h^{d+1}) is in h, each expert's own width, which the theorem fixes; the layer's exact "
-        f"count is {sp.sstr(sp.factor(count))} (experts R^d -> h units -> R^h, gate W_g, b_g), of degree {degree} in "
-        "h, so it is O(h^{d+1}) for every d >= 1 at fixed N whatever the accuracy, and the bound constrains nothing. "
-        "A rate would need the accuracy, which the statement lacks, and the count omits N, which the proof sends to "
-        "infinity (step 5)",
-        STATEMENT, reading="compact domain"))
+        r"\sup_{x \in \mathbb{R}} |x^2 - F(x)| = \infty \text{ for every ReLU MoE } F", form="derived",
+        counterexample="f(x) = x^2, d = 1"))
     # The numeric illustration: the best sup error of h units to x^2 on [-L, L], exact.
     line_error, cheb_ok = chebyshev_line_error()
     hv = sp.Symbol("h", positive=True)
@@ -290,19 +313,21 @@ def measure(ctx) -> list[ClaimResult]:
         "a cited theorem (universal approximation, e.g. Leshno, Lin, Pinkus and Schocken 1993: a one-hidden-layer "
         "network with a non-polynomial activation approximates continuous functions on compact sets as its width "
         "grows). The step names neither the compact subset nor a growing width; at a fixed width h the error on "
-        "[-L, L] is at least L^2/(2 (h + 1)^2) for x^2 (entry on the best sup error), so 'approximate' cannot mean "
-        "'to any accuracy' with h fixed",
+        "[-L, L] is at least L^2/(2 (h + 1)^2) for x^2 (entry on the best sup error), so with h fixed the accuracy "
+        "has to come from shrinking the subset, as steps 2 and 5 do by letting N grow",
         r"\text{one expert approximates } f \text{ on a subset}", role="proof step"))
     out.extend(step2_entries(ctx.seed, max(2, ctx.sizes.cases // 4)))
     out.extend(step4_entries())
-    # Step 5 against the count: the layer's parameters grow with N, the bound does not.
+    # The count against step 5: the parameters of the proof's layers grow with N, the stated bound does not.
     ratio_limit = sp.limit(count / h ** (d + 1), N, sp.oo)
     out.append(_entry(
         PART_STEP5, "refuted" if ratio_limit == sp.oo else "confirmed",
-        f"the layer's exact count {sp.sstr(sp.factor(count))} grows linearly in N; count / h^(d+1) -> "
-        f"{ratio_limit} as N -> oo at fixed d, h (sympy): step 5 drives the error to zero by letting N grow, so the "
-        "parameters it uses are not O(h^{d+1}) with a constant free of N, and the theorem's count omits N",
-        r"\lim_{N\to\infty} \frac{N(dh + h^2 + 2h) + N(d+1)}{h^{d+1}} = \infty", role="proof step", kind="bound"))
+        "what this entry refutes is the stated count against step 5, not step 5 itself (on a compact domain, "
+        "letting N grow is a plausible way to drive the error to zero). The layers step 5 uses have the exact "
+        f"count {sp.sstr(factored)}, linear in N; count / h^(d+1) -> {ratio_limit} as N -> oo at fixed d, h "
+        "(sympy): the proof's layers do not have O(h^{d+1}) parameters with a constant free of N, as the "
+        "theorem's count, which omits N, says",
+        r"\lim_{N\to\infty} \frac{N(h+1)(d+h+1)}{h^{d+1}} = \infty", role="proof step", kind="bound"))
     return out
 
 
@@ -341,69 +366,56 @@ def step4_entries() -> list[ClaimResult]:
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
     by = {(r.key.part, r.key.reading): r for r in results}
-    uniform = by.get((PART_UNIFORM, "uniform on R^d"))
-    compact = by.get((PART_COMPACT, "compact domain"))
-    table = by.get((PART_TABLE, None))
-    step2 = by.get((PART_STEP2, "top-K, K >= 2"))
+    uniform = by.get((PART_UNIFORM, None))
+    count = by.get((PART_COUNT, None))
     step4 = by.get((PART_STEP4, "top-K, K < N"))
     step5 = by.get((PART_STEP5, None))
     out = []
-    if uniform is not None and uniform.verdict == "refuted":
+    if count is not None and count.verdict == "confirmed":
         out.append(Slip(
             id="thm1.missing_quantifiers",
-            entries=keys_of(uniform, compact, table),
+            entries=keys_of(count, uniform),
             location="Section 'Theoretical properties and proofs', Theorem 1",
             slip_class="unstated assumption",
             stated="an MoE layer of N ReLU experts approximates any function in C^k(R^d) with O(h^{d+1}) parameters",
-            holds="on all of R^d it does not: every such layer grows at most linearly, so the sup error to x^2 is "
-            "infinite for every N, h; on a compact domain the statement needs an accuracy and a rate to say "
-            "anything",
-            evidence=uniform.evidence,
-            effect="with h = 4 ReLU units the best sup error to x^2 is at least 2 on [-10, 10] and 200 on [-100, 100]",
-            summary="Theorem 1 states no accuracy, norm or bounded domain, and on all of R^d it is false (x^2)",
+            holds="read on compact domains (the standard topology of C^k(R^d)), the statement names no accuracy and "
+            "no rate, so its count bounds nothing: the layer's exact count N (h + 1)(d + h + 1) is O(h^2) at fixed N, "
+            "within O(h^{d+1}) whatever the accuracy; as a precision, no such layer approximates x^2 uniformly on "
+            "all of R^d (each grows at most linearly)",
+            evidence=count.evidence + (" | " + uniform.evidence if uniform is not None else ""),
+            effect="as printed, Theorem 1 can be neither confirmed nor refuted",
+            summary="Theorem 1 names no accuracy or rate, so its count O(h^{d+1}) constrains nothing: every such "
+            "layer has N (h + 1)(d + h + 1) = O(h^2) parameters at fixed N, however well or badly it approximates",
         ))
     if step5 is not None and step5.verdict == "refuted":
         out.append(Slip(
             id="thm1.count_ignores_N",
-            entries=keys_of(step5, compact),
+            entries=keys_of(step5, count),
             location="Theorem 1's count O(h^{d+1}) against its proof idea, step (5)",
             slip_class="inconsistency between sections",
-            stated="O(h^{d+1}) parameters, and the error tends to zero as N -> oo",
-            holds="the layer has N (d h + h^2 + 2 h) + N (d + 1) parameters, unbounded in N: a count in the expert's "
-            "width alone cannot cover a proof that lets N grow, and without an accuracy it bounds nothing",
+            stated="O(h^{d+1}) parameters, a count free of N, while the proof idea lets N -> oo to drive the error "
+            "to zero",
+            holds="the layers step 5 uses have N (h + 1)(d + h + 1) parameters, unbounded in N: a count in the "
+            "expert's width alone does not cover them",
             evidence=step5.evidence,
             causes=("thm1.missing_quantifiers",),
-        ))
-    if step2 is not None and step2.verdict == "refuted":
-        out.append(Slip(
-            id="thm1.regions",
-            entries=keys_of(step2),
-            location="Theorem 1's proof idea, step (2)",
-            slip_class="false intermediate step",
-            stated="the gating network partitions the input space into N regions",
-            holds="only under top-1 routing; with top-K (K >= 2, the chapter's usual K = 2) the regions are the sets "
-            "of K chosen experts, up to C(N, K) of them: 6 at N = 4, K = 2 (exact witnesses)",
-            evidence=step2.evidence,
-            effect="harmless for the proof idea's direction (more regions do not hinder approximation), but its "
-            "count of regions is the top-1 one",
-            summary="Theorem 1's proof idea has the gate cut the input space into N regions, which holds for top-1 "
-            "routing; top-2 routing makes up to C(N, 2) regions",
         ))
     if step4 is not None and step4.verdict == "refuted":
         out.append(Slip(
             id="thm1.soft_switching",
             entries=keys_of(step4),
             location="Theorem 1's proof idea, step (4)",
-            slip_class="false intermediate step",
+            slip_class="unstated assumption",
             stated="continuity at the boundaries is guaranteed by the softmax gate's soft switching",
-            holds="under the chapter's top-K routing (K < N) the layer's output jumps where the chosen experts "
+            holds="true for dense gating (K = N), where every expert stays in the weighted sum, which the step "
+            "assumes; under the chapter's own top-K routing (K < N) the output jumps where the chosen experts "
             "change: N = 2, K = 1, logits (x, -x), experts 1 and -1 give a jump of 2 at x = 0 (1 without "
-            "renormalization); only the dense layer (K = N) is continuous",
+            "renormalization)",
             evidence=step4.evidence,
             effect="the smallest example's output jumps by 2 at the routing boundary (by 1 without renormalization); "
             "the dense layer (K = N) is continuous",
-            summary="Theorem 1's proof idea credits the softmax's soft switching with continuity at region "
-            "boundaries, but the chapter's top-K routing makes the layer's output jump there",
+            summary="Theorem 1's proof idea takes continuity at region boundaries from the softmax's soft switching, "
+            "which covers dense gating only: with the chapter's top-K routing the layer's output jumps there",
         ))
     return out
 
@@ -416,7 +428,9 @@ register(Claim(
     preconditions=("each expert a one-hidden-layer ReLU network with h hidden units", "N experts, softmax gate"),
     measure=measure, slips=slips, interpretations=INTERPRETATIONS,
     summary="An MoE layer of ReLU experts approximates C^k functions with O(h^(d+1)) parameters.",
-    notes="Exact: the linear-growth counterexample x^2 on R (sympy limit, and a seeded MoE within its envelope), "
-    "the best sup error of h ReLU units to x^2 on [-L, L] (Chebyshev by sympy, the attaining net in fractions), "
-    "proof steps (4) and (5) by sympy one-sided limits and the exact parameter count.",
+    notes="Read on compact domains the statement is not checkable (no accuracy, no rate). Exact: the layer's "
+    "parameter count (sympy), the precision note that no ReLU MoE approximates x^2 uniformly on all of R (sympy "
+    "limit, and a seeded MoE within its linear envelope), the best sup error of h ReLU units to x^2 on [-L, L] "
+    "(Chebyshev by sympy, the attaining net in fractions), proof step (2) under the argmax (exact fractions), step "
+    "(4) by sympy one-sided limits, and the count against step (5).",
 ))
