@@ -156,11 +156,17 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
 
 def _open(run: RunResult) -> list[Sentence]:
     document, _ = headline.rows(run)
-    undecided = [row for row in document if row.verdict in (headline.OPEN, headline.NOT_CHECKABLE)]
-    if not undecided:
-        return []
-    return [Sentence("open", f"Not settled by this run: {_names(undecided)} (no entry of the statement confirmed "
-                             "or refuted at this budget).")]
+    undecided = [row for row in document if row.verdict == headline.OPEN]
+    unreadable = [row for row in document if row.verdict == headline.NOT_CHECKABLE]
+    out = []
+    if undecided:
+        out.append(Sentence("open", f"Not settled by this run: {_names(undecided)} (no entry of the statement "
+                                    "confirmed or refuted at this budget)."))
+    if unreadable:
+        # a larger budget would not help: the statement as printed says too little to be checked
+        out.append(Sentence("open", f"Not checkable as printed: {_names(unreadable)} (the reasons are in "
+                                    f"{'its entries' if len(unreadable) == 1 else 'their entries'})."))
+    return out
 
 
 def sentences(run: RunResult) -> list[Sentence]:
