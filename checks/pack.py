@@ -143,6 +143,9 @@ class Pack:
     # claim's entries that says it from their measurements.
     answers: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=dict)
     answer_facts: Mapping[str, Callable] = field(default_factory=dict)
+    # Bounds the pack derives once and uses to decide several statements (:mod:`moecl_verify.checks.derived`):
+    # a callable returning the ``DerivedBound`` objects, called only when a report lists them.
+    derived_bounds: Callable[[], tuple] | None = None
     default: bool = False
 
     def __post_init__(self) -> None:

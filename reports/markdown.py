@@ -409,6 +409,7 @@ def render_parts(run: RunResult, figures: dict | None = None) -> Report:
     for anchor_id, title, writer in (("slip-audit", "Slip audit", _slips_section),
                                      ("verdicts-by-kind-of-evidence", "Verdicts, by kind of evidence", _kinds_section),
                                      ("scaling-fits", "Scaling fits", _scaling_section),
+                                     ("derived-bounds", "Derived bounds and where they decide", _derived_section),
                                      ("interpretations", "Interpretations", _interpretations_section)):
         part: list[str] = []
         writer(part.append, run)
@@ -585,6 +586,55 @@ def _scaling_section(add, run: RunResult) -> None:
 
 def _is_table(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _derived_section(add, run: RunResult) -> None:
+    """The bounds the pack derives once (``Pack.derived_bounds``): each with its statement, reading, assumptions and
+    checked steps, then every statement it decides, with the relation, whether the applicability derivation checks,
+    the verdict of the entry it made in this run, and the derivation.  Nothing when the pack declares none or
+    none of its bounds decides a claim of the run."""
+    declared = pack_of(run).derived_bounds
+    claims = {c["id"] for c in run.claims}
+    # Only the bounds that decide a statement of this run (a run of other claims gets no such section).
+    bounds = tuple(b for b in (declared() if declared else ()) if any(u.claim_id in claims for u in b.uses))
+    if not bounds:
+        return
+    add('<a id="derived-bounds"></a>')
+    add("")
+    add("## Derived bounds and where they decide")
+    add("")
+    add(f"Bounds the tool derives once from the {pack_of(run).noun}'s own definitions, every step an exact check, "
+        "and the statements each one decides. A use says how (implies, contradicts, does not apply) and why the "
+        "bound applies there; its entry's verdict is the run's.")
+    add("")
+    for b in bounds:
+        add(f"### {b.id}")
+        add("")
+        add(f"- **Statement**: {plain(b.statement)}" + (f" ({plain(b.source)})" if b.source else ""))
+        add(f"- **Reading**: {plain(b.reading)}")
+        if b.assumptions:
+            add(f"- **Assumptions**: {plain('; '.join(b.assumptions))}")
+        add(f"- **Steps** ({'all checked' if b.checked else 'NOT all checked'}):")
+        for text, ok in b.steps:
+            add(f"  - {'✓' if ok else '✗'} {plain(text)}")
+        add("")
+        if not b.uses:
+            add("No statement uses it.")
+            add("")
+            continue
+        add("| claim | entry | relation | applicability checked | verdict in this run |")
+        add("|---|---|---|---|---|")
+        for u in b.uses:
+            hits = [r for r in run.results if r.id == u.claim_id and r.key.part == u.part]
+            verdict = (", ".join(sorted({r.verdict.replace("_", " ") for r in hits})) if hits else
+                       "not in this run" if u.claim_id not in claims else "no such entry")
+            target = f"[`{u.claim_id}`](#{anchor(u.claim_id)})" if u.claim_id in claims else f"`{u.claim_id}`"
+            add(f"| {target} | {_cell(u.part)} | {u.relation} | {'yes' if u.checked else 'no'} | {verdict} |")
+        add("")
+        for u in b.uses:
+            add(f"- `{u.claim_id}`, {plain(u.part)}" + (f" (reading `{u.reading}`)" if u.reading else "") + ": "
+                + plain(u.derivation() + (f" {u.conclusion}" if u.conclusion else "")))
+        add("")
 
 
 def _slips_section(add, run: RunResult) -> None:
