@@ -20,6 +20,12 @@ def _figures(run) -> list:
     return figures.specs(run)
 
 
+def _derived_bounds() -> tuple:
+    from moecl_verify.packs.moe_cl.entries import derived_bounds
+
+    return derived_bounds.bounds()
+
+
 PACK = Pack(
     name=texts.NAME,
     title=texts.TITLE,
@@ -49,5 +55,6 @@ PACK = Pack(
     configuration=texts.CONFIGURATION,
     answers=answers.ANSWERS,
     answer_facts=answers.ANSWER_FACTS,
+    derived_bounds=_derived_bounds,
     default=True,
 )

@@ -55,6 +55,7 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     phases,
     probability_rows,
 )
+from moecl_verify.packs.moe_cl.entries import derived_bounds
 from moecl_verify.packs.moe_cl.entries.router_phase import (
     probability_entry,
     refuted_part_slips,
@@ -120,7 +121,20 @@ def measure_lemma13(ctx: Context) -> list:
             r"\|\theta^{(m)}_{t_1} - \theta^{(m')}_{t_1}\|_\infty = O(\sigma_0 \eta^{-0.5}) = O(\sigma_0^{0.75}),\ "
             r"m \in \mathcal{M}_n, m' \in \mathcal{M}_{n'}",
             "largest ||theta_m - theta_m'||_inf at Theta_t1 over experts in different eq. (11) sets", role="proof step"))
-    return out
+    return out + [update_bound_entry()]
+
+
+def update_bound_entry() -> ClaimResult:
+    """Eq. (35)'s Omega(sigma0^0.5) softmax gap against the update rule's gate-gap bound
+    (:mod:`packs.moe_cl.entries.derived_bounds`): T1 <= t1, and a softmax gap of one expert on two inputs is at
+    most half the largest gate-output gap, so it is O(sigma0 log(1/sigma0)) = o(sigma0^0.5) under the reading
+    c(t) = 1/t.  Exact, no sampling."""
+    use = derived_bounds.gate_gap_bound().use(derived_bounds.LEMMA13_CLAIM, derived_bounds.LEMMA13_PART)
+    return derived_bounds.use_entry(
+        use, SOURCE13, "scaling",
+        r"|\pi_m(X_n, \Theta_t) - \pi_m(X_{n'}, \Theta_t)| \le B(t_1)/2 = O(\sigma_0\log(1/\sigma_0)) = "
+        r"o(\sigma_0^{0.5}),\ t \le t_1",
+        r"Omega(sigma0^0.5) at T1 (eq. 35), carried to every t >= T1 + 1 by proof E.7")
 
 
 def _scaling_or_sign(ctx, claim_id, source, part, c, law, k, samples, formula, what, role="statement"):
@@ -166,7 +180,14 @@ _SLIPS = {
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
     """One slip per part refuted at every hidden constant (after reconciliation)."""
-    return refuted_part_slips(results, _SLIPS)
+    use = derived_bounds.gate_gap_bound().use(derived_bounds.LEMMA13_CLAIM, derived_bounds.LEMMA13_PART)
+    return refuted_part_slips(results, _SLIPS) + derived_bounds.use_slip(
+        results, use, "lemma13.eq35_update_bound", "Appendix E, eq. (35) as used in proof E.7 (and E.8)",
+        "pi_m(X_n, Theta_T1) - pi_m(X_n', Theta_T1) = Omega(sigma0^0.5) for m in M_n, and (proof E.7) the same "
+        "for every t >= T1 + 1",
+        "the update rule's bound on every gate-output gap (Proposition 2's slip) covers the router-learning phase "
+        "(T1 <= t1), and a softmax gap of one expert on two inputs is at most half the largest gate-output gap, so "
+        "the gap is O(sigma0 log(1/sigma0)) = o(sigma0^0.5) (reading c(t) = 1/t of the auxiliary gradient)")
 
 
 register(Claim(

@@ -38,11 +38,11 @@ from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, CONSTANTS,
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
 from moecl_verify.checks.registry import Claim, register
+from moecl_verify.packs.moe_cl.entries import derived_bounds
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config
 from moecl_verify.checks.scaling import fit_exponent_pools
 from moecl_verify.numeric.seeding import generator_for
-from moecl_verify.theory import gate_growth
 
 SOURCE = "Section 4, Proposition 2, eq. (12)-(13); Appendix F"
 
@@ -146,47 +146,19 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
 # Not a measurement: every gap at t1 is bounded from above by the gate's update rule (eq. 9) with the
 # gradient derived from eq. (6)-(8), under Algorithm 1's scalings (theory/gate_growth.py).  A Theta needs a
 # lower bound c' sigma0^0.75, so a bound that is o(sigma0^0.75) rules the between-set claim out.
+# The bound's text and its uses in other claims (Proposition 3's step (G, 1), Lemma 13's step (35)) are
+# declared once in packs/moe_cl/entries/derived_bounds.py; this claim's two entries are built from it.
 
-BOUND_PART = "between sets at t1, bound from the update rule (aux factor {factor})"
-BOUND_SLIP_ID = "prop2.between_set_gap_update_bound"
-
-_BOUND_STEPS = (
-    "Upper bound from the update rule alone, for every pair m, m' and task n, whatever the expert sets "
-    "(theory/gate_growth.py): (1) by the gradient derived from eq. (6)-(8), grad_m - grad_m' = pi_{{m_t}} "
-    "(Delta_t + alpha M f_t c(t)) [(1{{m = m_t}} - pi_m) - (1{{m' = m_t}} - pi_m')] xbar_t, and pi_{{m_t}} |[...]| "
-    "<= 1/2 for every softmax (sympy over the simplex), so ||grad_m - grad_m'||_1 <= (1/2) (Delta_t + alpha M "
-    "c(t)) d X_inf with f_t = counts / t <= 1 (eq. 7) and X_inf >= max_t ||xbar_t||_inf; (2) eq. (5) projects "
-    "the routed model onto {{w : X_t^T w = X_t^T w_(n_t)}}: w_t = (I - P) w_(t-1) + P w_(n_t), so Delta_t <= "
-    "2 (||w_(t-1)||^2 - ||w_t||^2) + 4 ||P w_(n_t)||^2, which telescopes per expert from w = 0 to sum_(t <= T) "
-    "Delta_t <= 4 T sigma0^2 zeta^2 (w_n = sigma0 z_n, zeta = max_n ||z_n||; the 4 is attained in the limit by "
-    "two tasks w and -w; a per-round bound by a constant times max_n ||w_n|| does not follow from eq. (5)); "
-    "(3) sum_(t <= T) c(t) = {aux_sum}; (4) theta_0 = 0 and eq. (9): ||theta_m - theta_m'||_1 <= (eta / 2) d "
-    "X_inf (4 T sigma0^2 zeta^2 + alpha M sum_(t <= T) c(t)); (5) |h_m(v_n) - h_m'(v_n)| <= ||theta_m - "
-    "theta_m'||_1 ||v_n||_inf, at T = t1 <= M / (c sigma0^0.75) + 1 (the bound grows with T). With eta = alpha "
-    "= c sigma0^0.5 the bound at t1 is {bound} (v_inf = max_n ||v_n||_inf). sympy: leading exponent {a} in "
-    "sigma0 with a log(1/sigma0)^{b} factor; bound / sigma0^0.75 -> {lim} as sigma0 -> 0 for fixed c > 0, M, "
-    "d, pool and X_inf, and -> {lim_x} when X_inf grows like sqrt(log(1/sigma0)) (the high-probability size of "
-    "max_t ||xbar_t||_inf over t1 rounds of Definition 1's Gaussian noise columns)."
-)
+BOUND_PART = derived_bounds.BOUND_PART
+BOUND_SLIP_ID = derived_bounds.SLIP_ID
 
 
 def bound_entries() -> list[ClaimResult]:
     """The between-set gap at t1 against the update rule's upper bound, one exact entry per reading of c(t)."""
     out = []
-    for factor, aux_sum_text in (("1/t", "H_T <= 1 + log T"), ("t", "T (T + 1) / 2")):
-        s = gate_growth.summary(factor)
-        steps = _BOUND_STEPS.format(aux_sum=aux_sum_text, bound=s["bound"], a=s["exponent"], b=s["log_power"],
-                                    lim=s["ratio_limit"], lim_x=s["ratio_limit_growing_xbar"])
-        decides = s["ratio_limit"] == 0 and s["ratio_limit_growing_xbar"] == 0
-        if factor == "1/t":
-            formula = (r"|h_m(v_n)-h_{m'}(v_n)| \le \|v_n\|_\infty\,\frac{\eta}{2}\,d\,X_\infty\left(4t_1\sigma_0^2"
-                       r"\zeta^2+\alpha M(1+\log t_1)\right) = O(\sigma_0\log(1/\sigma_0)) = o(\sigma_0^{0.75})")
-            reading = ("Reading: c(t) = 1/t, the factor derived from eq. (7) (Algorithm 1 as simulated); the "
-                       "factor t printed in Lemma 4's proof is the other entry.")
-        else:
-            formula = (r"|h_m(v_n)-h_{m'}(v_n)| \le \|v_n\|_\infty\,\frac{\eta}{2}\,d\,X_\infty\left(4t_1\sigma_0^2"
-                       r"\zeta^2+\alpha M\frac{t_1(t_1+1)}{2}\right) = O(\sigma_0^{-0.5})")
-            reading = "Reading: c(t) = t, the factor printed in the proof of Lemma 4 (Appendix D)."
+    for factor in ("1/t", "t"):
+        text = derived_bounds.bound_text(factor)
+        s, steps, formula, reading, decides = (text[k] for k in ("summary", "steps", "formula", "reading", "decides"))
         if decides:
             verdict = "refuted"
             conclusion = (" So every gap at t1, the between-set gap included, is O(sigma0 log(1/sigma0)) = "
@@ -206,9 +178,7 @@ def bound_entries() -> list[ClaimResult]:
             leading_exponent=str(s["exponent"]), log_power=str(s["log_power"]),
             ratio_limit=str(s["ratio_limit"]), ratio_limit_growing_xbar=str(s["ratio_limit_growing_xbar"]),
             claimed=r"Theta(sigma0^0.75)", hidden_constants="any fixed c > 0",
-            assumptions=["eta = alpha = c sigma0^0.5 (Algorithm 1)", "theta_0 = 0, gate updated every round (eq. 9)",
-                         "w_n = sigma0 z_n, v_n = z_n", "f_t = counts / t (eq. 7)",
-                         "X_inf >= max_t ||xbar_t||_inf", "expert models start at 0 (eq. 5)"],
+            assumptions=list(derived_bounds.ASSUMPTIONS),
         )
         out.append(res)
     return out

@@ -55,6 +55,7 @@ from moecl_verify.packs.moe_cl.experiments.router_phase import (
     by_sigma0,
     probability_rows,
 )
+from moecl_verify.packs.moe_cl.entries import derived_bounds
 from moecl_verify.packs.moe_cl.entries.router_phase import (
     probability_entry,
     scaling_entry,
@@ -182,7 +183,19 @@ def measure_prop3(ctx: Context) -> list:
             [f.between_gap for f in fr.values()],
             r"|h_m(v_n) - h_{m'}(v_n)| = \Theta(\sigma_0^{0.75}),\ m \in \mathcal{M}_n, m' \notin \mathcal{M}_n",
             "mean between-set gate-output gap on the signals at the frozen gate", role="proof step"))
-    return out + [_uniform_step_entry()]
+    return out + [_uniform_step_entry(), update_bound_entry()]
+
+
+def update_bound_entry() -> ClaimResult:
+    """Step (G, 1) against the update rule's gate-gap bound (:mod:`packs.moe_cl.entries.derived_bounds`): with
+    T2 = O(eta^-1 sigma0^-0.25 M) as the statement says, every gap at the frozen gate is O(sigma0 log(1/sigma0))
+    under the reading c(t) = 1/t, which rules out Theta(sigma0^0.75).  Exact, no sampling."""
+    use = derived_bounds.gate_gap_bound().use(derived_bounds.PROP3_CLAIM, derived_bounds.PROP3_PART)
+    return derived_bounds.use_entry(
+        use, SOURCE3, "scaling",
+        r"|h_m(v_n) - h_{m'}(v_n)| \le B(T_2) \le B(C\,t_1) = O(\sigma_0\log(1/\sigma_0)) = o(\sigma_0^{0.75}),\ "
+        r"m \in \mathcal{M}_n, m' \notin \mathcal{M}_n",
+        r"Theta(sigma0^0.75) between sets at T2")
 
 
 def _with_ratio_note(entry: ScalingEvidence) -> ScalingEvidence:
@@ -237,6 +250,16 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
             "at 1%) in a share of replicates that stays bounded away from 0 as sigma0 shrinks",
             evidence=" | ".join(r.evidence for r in uniform),
         ))
+    use = derived_bounds.gate_gap_bound().use(derived_bounds.PROP3_CLAIM, derived_bounds.PROP3_PART)
+    out += derived_bounds.use_slip(
+        results, use, "prop3.between_set_gap_update_bound",
+        "Appendix G, proof of 'Lemma 3' (Proposition 3), property (1): between-set gaps Theta(sigma0^0.75) after T2",
+        "after termination at T2 = O(eta^-1 sigma0^-0.25 M), for m in M_n and m' in M_n' the gate-output gap "
+        "|h_m - h_m'| is Theta(sigma0^0.75), far above the routing noise Theta(sigma0^1.25)",
+        "the update rule's bound on every gate-output gap (Proposition 2's slip) applies at the frozen gate: the "
+        "gate was updated in rounds <= T2 <= C t1 only, and the bound at C t1 is O(sigma0 log(1/sigma0)) = "
+        "o(sigma0^0.75) for every fixed C, so the between-set gap at T2 is not Theta(sigma0^0.75) (reading c(t) = "
+        "1/t of the auxiliary gradient)")
     step = [r for r in results if part(r, "proof step: 1/|M_n|")]
     if step and step[0].verdict == "refuted":
         out.append(Slip(
