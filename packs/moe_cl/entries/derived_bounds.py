@@ -172,8 +172,9 @@ def gate_gap_bound() -> DerivedBound:
          "(1 + log T))", sp.simplify(gg.theta_gap_bound("1/t", T, upper=True) - written) == 0),
         ("(5) B(T) is increasing in T (dB/dT > 0), so a bound at a later round covers every earlier one",
          grows),
-        (f"(6) at T = t1 <= M / (c sigma0^0.75) + 1: B(t1) = {s['bound']}, leading exponent {s['exponent']} with "
-         f"log(1/sigma0)^{s['log_power']}", s["exponent"] == 1 and s["log_power"] == 1),
+        (f"(6) at T = t1 <= M / (c sigma0^0.75) + 1, B(t1) has leading exponent {s['exponent']} in sigma0 with a "
+         f"factor log(1/sigma0)^{s['log_power']}: B(t1) = O(sigma0 log(1/sigma0))",
+         s["exponent"] == 1 and s["log_power"] == 1),
         ("(7) B(t1) / sigma0^0.75 -> 0 as sigma0 -> 0, for fixed X_inf and for X_inf ~ sqrt(log(1/sigma0))",
          s["ratio_limit"] == 0 and s["ratio_limit_growing_xbar"] == 0),
     )

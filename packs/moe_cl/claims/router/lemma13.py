@@ -33,6 +33,9 @@ replayed per round by :mod:`numeric.gate_trace`
 replicates in which it holds at every round of the phase and for every pair,
 per sigma0 (:class:`~checks.kinds.proportion.ProportionEvidence` with the "vanishing" rule: 1 - o(1) as sigma0
 shrinks); the proof's asymptotic steps: fitted exponents (:class:`~checks.kinds.scaling.ScalingEvidence`).
+Beside the measurements, eq. (35) is decided exactly against the update rule's gate-gap bound
+(:mod:`packs.moe_cl.entries.derived_bounds`; reading c(t) = 1/t): T1 <= t1, and a softmax gap of one
+expert on two inputs is at most half the largest gate-output gap, so it is o(sigma0^0.5).
 Where a measured mean of eq. (35)'s gap is not positive, no power law fits, and the step is instead the
 criterion "the mean gap is positive at every sigma0" (a :class:`~checks.kinds.mean.Measurement` with
 ``rule="positive"``), since Omega(sigma0^0.5) needs a positive lower bound.  Every entry is decided by

@@ -31,7 +31,10 @@ shared runs, :mod:`packs.moe_cl.entries.router_phase` builds the evidence).
   below the rule's 0.05); the proof's two gap properties at the frozen gate as
   scaling entries (within-set gap O(sigma0^1.25), with its ratio to lambda;
   between-set gap Theta(sigma0^0.75)); and the proof's last step (equal
-  probabilities from a gap O(lambda)) decided exactly in sympy.
+  probabilities from a gap O(lambda)) decided exactly in sympy; and step (G, 1) against the
+  update rule's gate-gap bound (:mod:`packs.moe_cl.entries.derived_bounds`), exact: with T2 =
+  O(eta^-1 sigma0^-0.25 M) as stated, every gap at the frozen gate is O(sigma0 log(1/sigma0)) under
+  the reading c(t) = 1/t.
 
 The probabilities are :class:`~checks.kinds.proportion.ProportionEvidence` with the "vanishing" rule, the fits
 :class:`~checks.kinds.scaling.ScalingEvidence`, one entry per hidden constant; all are decided by the run's
