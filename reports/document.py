@@ -49,3 +49,23 @@ def _swept_of(run: RunResult) -> str | None:
             if extra:
                 return extra[0]
     return None
+
+
+def derived_uses(run: RunResult) -> list[tuple]:
+    """The pack's derived bounds that decide a claim of this run (``Pack.derived_bounds``), each with its uses and
+    the verdict of each use's entry in the run: [(bound, [(use, verdict or "not in this run" / "no such entry")])].
+    A bound none of whose uses bears on a claim of the run is left out."""
+    declared = pack_of(run).derived_bounds
+    claims = {c["id"] for c in run.claims}
+    out = []
+    for bound in (declared() if declared else ()):
+        if not any(u.claim_id in claims for u in bound.uses):
+            continue
+        rows = []
+        for u in bound.uses:
+            hits = [r for r in run.results if r.id == u.claim_id and r.key.part == u.part]
+            verdict = (", ".join(sorted({r.verdict for r in hits})) if hits else
+                       "not in this run" if u.claim_id not in claims else "no such entry")
+            rows.append((u, verdict))
+        out.append((bound, rows))
+    return out

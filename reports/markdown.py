@@ -14,7 +14,7 @@ from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
 from moecl_verify.reports import bottom_line, consequence, headline, math_text, symbols
 from moecl_verify.reports.anchors import anchor, section_anchor, slip_anchor
-from moecl_verify.reports.document import pack_of
+from moecl_verify.reports.document import derived_uses, pack_of
 
 VERDICT_WORDS = {
     "confirmed": "an exact check (sympy or rational arithmetic) proves the statement on what it covers, or the "
@@ -593,12 +593,10 @@ def _derived_section(add, run: RunResult) -> None:
     checked steps, then every statement it decides, with the relation, whether the applicability derivation checks,
     the verdict of the entry it made in this run, and the derivation.  Nothing when the pack declares none or
     none of its bounds decides a claim of the run."""
-    declared = pack_of(run).derived_bounds
-    claims = {c["id"] for c in run.claims}
-    # Only the bounds that decide a statement of this run (a run of other claims gets no such section).
-    bounds = tuple(b for b in (declared() if declared else ()) if any(u.claim_id in claims for u in b.uses))
-    if not bounds:
+    found = derived_uses(run)
+    if not found:
         return
+    claims = {c["id"] for c in run.claims}
     add('<a id="derived-bounds"></a>')
     add("")
     add("## Derived bounds and where they decide")
@@ -607,7 +605,7 @@ def _derived_section(add, run: RunResult) -> None:
         "and the statements each one decides. A use says how (implies, contradicts, does not apply) and why the "
         "bound applies there; its entry's verdict is the run's.")
     add("")
-    for b in bounds:
+    for b, rows in found:
         add(f"### {b.id}")
         add("")
         add(f"- **Statement**: {plain(b.statement)}" + (f" ({plain(b.source)})" if b.source else ""))
@@ -618,16 +616,10 @@ def _derived_section(add, run: RunResult) -> None:
         for text, ok in b.steps:
             add(f"  - {'✓' if ok else '✗'} {plain(text)}")
         add("")
-        if not b.uses:
-            add("No statement uses it.")
-            add("")
-            continue
         add("| claim | entry | relation | applicability checked | verdict in this run |")
         add("|---|---|---|---|---|")
-        for u in b.uses:
-            hits = [r for r in run.results if r.id == u.claim_id and r.key.part == u.part]
-            verdict = (", ".join(sorted({r.verdict.replace("_", " ") for r in hits})) if hits else
-                       "not in this run" if u.claim_id not in claims else "no such entry")
+        for u, verdict in rows:
+            verdict = verdict.replace("_", " ")
             target = f"[`{u.claim_id}`](#{anchor(u.claim_id)})" if u.claim_id in claims else f"`{u.claim_id}`"
             add(f"| {target} | {_cell(u.part)} | {u.relation} | {'yes' if u.checked else 'no'} | {verdict} |")
         add("")

@@ -32,7 +32,7 @@ from moecl_verify.checks.causes import CauseCycle, check_acyclic
 from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
 from moecl_verify.reports import bottom_line, headline
-from moecl_verify.reports.document import is_installed, pack_of
+from moecl_verify.reports.document import derived_uses, is_installed, pack_of
 
 # 3: every entry carries its key (checks/entry_key.py) and every slip the keys of the entries it rests on and
 # the ids of the slips it follows from (checks/causes.py);
@@ -71,7 +71,11 @@ def findings(run: RunResult) -> dict:
         return run.findings
     return {"bottom_line": [s.to_json() for s in bottom_line.sentences(run)],
             "answers": [{"claim": row.claim_id, "question": row.question, "verdict": row.verdict,
-                         "answer": row.answer} for row in headline.open_rows(run)]}
+                         "answer": row.answer} for row in headline.open_rows(run)],
+            "derived_bounds": [{"id": b.id, "statement": b.statement, "reading": b.reading, "checked": b.checked,
+                                "uses": [{"claim": u.claim_id, "part": u.part, "relation": u.relation,
+                                          "checked": u.checked, "verdict": verdict} for u, verdict in rows]}
+                               for b, rows in derived_uses(run)]}
 
 
 def dumps(run: RunResult) -> str:

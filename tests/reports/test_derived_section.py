@@ -5,7 +5,7 @@ import dataclasses
 from moecl_verify.checks.derived import DerivedBound, Use
 from moecl_verify.checks.model import ClaimResult, RunResult
 from moecl_verify.checks.pack import Pack
-from moecl_verify.reports import markdown
+from moecl_verify.reports import document, markdown, results_json
 
 
 def _entry(claim_id, part, verdict):
@@ -32,7 +32,8 @@ BOUND = DerivedBound(
 
 def _details(run, monkeypatch, bounds=(BOUND,)):
     pack = Pack(name="toy-derived", title="T", source="-", claims="x.claims", derived_bounds=lambda: bounds)
-    monkeypatch.setattr(markdown, "pack_of", lambda _run: dataclasses.replace(pack))
+    for module in (markdown, document):
+        monkeypatch.setattr(module, "pack_of", lambda _run: dataclasses.replace(pack))
     report = markdown.render_parts(run)
     return {d.anchor: d for d in report.details}, report.main
 
@@ -57,3 +58,20 @@ def test_no_section_when_no_use_bears_on_the_run(monkeypatch):
     assert "derived-bounds" not in details and "derived bounds" not in main.lower()
     details, _ = _details(_run(_entry("demo.a", "gap at n", "refuted")), monkeypatch, bounds=())
     assert "derived-bounds" not in details
+
+
+def test_results_json_carries_the_uses_under_findings(monkeypatch):
+    run = _run(_entry("demo.a", "gap at n", "refuted"))
+    _details(run, monkeypatch)  # installs the hand-made pack
+    monkeypatch.setattr(results_json, "is_installed", lambda _run: True)
+    (found,) = results_json.findings(run)["derived_bounds"]
+    assert (found["id"], found["checked"]) == ("toy_bound", True)
+    assert found["uses"] == [
+        {"claim": "demo.a", "part": "gap at n", "relation": "contradicts", "checked": True, "verdict": "refuted"},
+        {"claim": "demo.b", "part": "gap later", "relation": "does not apply", "checked": True,
+         "verdict": "not in this run"}]
+    from jsonschema import Draft202012Validator
+
+    schema = results_json.schema()
+    Draft202012Validator({"$defs": schema["$defs"], **schema["properties"]["findings"]}).validate(
+        results_json.findings(run))
