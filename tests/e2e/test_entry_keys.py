@@ -61,16 +61,20 @@ def test_the_previous_versions_keys_map_onto_this_versions(smoke_run):
     mapped = {legacy_key(e) for e in previous["results"] if e["id"] in claims}
     now = {r.key for r in run.results}
     assert len(mapped) == sum(e["id"] in claims for e in previous["results"]), "two old entries map to one key"
-    # Two changes since that version, and nothing else: the theorems' entries in expectation now name their
-    # reading (Theorem 2's verdict depends on it), and the worst-case searches are new entries.
+    # Three changes since that version, and nothing else: the theorems' entries in expectation now name their
+    # reading (Theorem 2's verdict depends on it), the worst-case searches are new entries, and so are the uses
+    # of the update rule's gate-gap bound in Proposition 3 and Lemma 13.
     from dataclasses import replace
 
-    from moecl_verify.packs.moe_cl.entries import conditional_reading, worst_case
+    from moecl_verify.packs.moe_cl.entries import conditional_reading, derived_bounds, worst_case
 
     renamed = {k for k in now - mapped if k.reading == conditional_reading.IN_EXPECTATION}
     assert {replace(k, reading=None) for k in renamed} == mapped - now and len(renamed) >= 10
-    assert sorted(k.text for k in now - mapped - renamed if k.part != worst_case.PART) == []
-    assert {k.claim for k in now - mapped - renamed} == {"lemma2", "lemma12", "thm1.forgetting_early",
+    uses = {(derived_bounds.PROP3_CLAIM, derived_bounds.PROP3_PART),
+            (derived_bounds.LEMMA13_CLAIM, derived_bounds.LEMMA13_PART)}
+    assert {(k.claim, k.part) for k in now - mapped - renamed if k.part != worst_case.PART} == uses
+    searched = now - mapped - renamed - {k for k in now if (k.claim, k.part) in uses}
+    assert {k.claim for k in searched} == {"lemma2", "lemma12", "thm1.forgetting_early",
                                                           "thm1.generalization", "thm2.generalization"}
 
 
