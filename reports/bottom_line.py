@@ -163,8 +163,8 @@ def _open(run: RunResult) -> list[Sentence]:
         out.append(Sentence("open", f"Not settled by this run: {_names(undecided)} (no entry of the statement "
                                     "confirmed or refuted at this budget)."))
     if unreadable:
-        # a larger budget would not help: the statement as printed says too little to be checked
-        out.append(Sentence("open", f"Not checkable as printed: {_names(unreadable)} (the reasons are in "
+        # not a matter of budget: the statement says too little, or the run lacks what checking it needs
+        out.append(Sentence("open", f"Not checkable: {_names(unreadable)} (the reasons are in "
                                     f"{'its entries' if len(unreadable) == 1 else 'their entries'})."))
     return out
 

@@ -452,9 +452,9 @@ def test_cross_link_points_only_links_to_absent_anchors_at_the_other_file():
         '<a id="here"></a>\n\n[a](#here) [b](else.md#gone) [c](#here) ![img](fig.png) [d](other.md#x)\n')
 
 
-def test_a_result_not_checkable_as_printed_is_not_called_unsettled_at_this_budget():
+def test_a_result_not_checkable_is_not_called_unsettled_at_this_budget():
     run = run_of(entry("thm1.generalization", "not_checkable", evidence_type="exact"),
                  entry("thm2.generalization", "inconclusive"), entry("prop4.forgetting", "confirmed"))
     opened = [s.text for s in bottom_line.sentences(run) if s.kind == "open"]
     assert opened == ["Not settled by this run: Theorem 2 (no entry of the statement confirmed or refuted at this "
-                      "budget).", "Not checkable as printed: Theorem 1 (the reasons are in its entries)."]
+                      "budget).", "Not checkable: Theorem 1 (the reasons are in its entries)."]
