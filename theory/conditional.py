@@ -144,7 +144,8 @@ class Violation:
         rounds = ", ".join(f"n_{i + 1}={n + 1}->m_{i + 1}={m + 1}" for i, (n, m) in enumerate(zip(self.tasks, self.chosen)))
         t1 = f", T1 = {self.T1}" if self.T1 is not None else ""
         return (f"{self.bound} at N = {self.N}, M = {self.M}, d = {self.d}, s = {self.s} (r = {1 - Fraction(self.s, self.d)}), "
-                f"w = {[list(w) for w in self.W]}, horizon {self.horizon}{t1}; sequence {rounds}: exact E[. | routing] "
+                f"w = {', '.join('(' + ', '.join(w) + ')' for w in self.W)}, horizon {self.horizon}{t1}; "
+                f"sequence {rounds}: exact E[. | routing] "
                 f"= {self.lhs} against the right-hand side {self.rhs} (difference {self.rhs - self.lhs}); "
                 f"{self.sequences_violating} of {self.sequences_checked} sequences of this length violate it")
 
