@@ -40,7 +40,7 @@ DECIDED = frozenset({"refuted", "confirmed"})
 class Sentence:
     """One sentence of the bottom line, in markdown, with what it rests on."""
 
-    kind: str  # "verdicts", "cause" or "open"
+    kind: str  # "verdicts", "reading", "cause" or "open"
     text: str
     slips: tuple[str, ...] = ()
     entries: tuple[EntryKey, ...] = ()
@@ -108,6 +108,36 @@ def _verdicts(run: RunResult) -> list[Sentence]:
     return [Sentence("verdicts", (f"Of the {noun}'s {len(document)} headline results, " if len(document) > 1 else f"Of the {noun}'s one headline result, ") + "; ".join(bits) + ".")]
 
 
+def _reading_holds(run: RunResult) -> list[Sentence]:
+    """What holds of an independent reading's claims: those confirmed in full or in part, and the parts that
+    stand inside a line that does not (a reader needs what the document gets right beside what it gets wrong)."""
+    _, reading = headline.rows(run)
+    if not reading:
+        return []
+    good = (headline.STANDS, headline.PARTLY)
+    lines = {v: [row for row in reading if row.verdict == v] for v in good}
+    bits = []
+    for verdict, word in ((headline.STANDS, "stand"), (headline.PARTLY, "are partly confirmed (none refuted)")):
+        rows = lines[verdict]
+        if rows:
+            named = " and ".join(f"{row.item.title} ({row.item.statement})" for row in rows)
+            verb = word if len(rows) > 1 else {"stand": "stands"}.get(word, word.replace("are ", "is ", 1))
+            bits.append(f"{named} {verb}")
+    by_id = {}
+    for row in reading:
+        if row.verdict in good or not row.item.parts:
+            continue
+        entries = [r for r in run.results if headline.matches(r.id, row.item.claims)]
+        held = [f'"{said}" {"stands" if v == headline.STANDS else "is partly confirmed"}'
+                for said, v in headline.part_verdicts(entries, row.item) if v in good]
+        if held:
+            by_id[row.item.title] = f"in {row.item.title}, " + " and ".join(held)
+    bits += list(by_id.values())
+    if not bits:
+        return []
+    return [Sentence("reading", f"Of the claims of {pack_of(run).reading}, " + "; ".join(bits) + ".")]
+
+
 def _causes(run: RunResult, room: int) -> list[Sentence]:
     pack = pack_of(run)
     by_key = {r.key: r for r in run.results}
@@ -171,7 +201,7 @@ def _open(run: RunResult) -> list[Sentence]:
 
 def sentences(run: RunResult) -> list[Sentence]:
     """The bottom line of ``run``: at most :data:`MAX_SENTENCES` sentences."""
-    head, tail = _verdicts(run), _open(run)
+    head, tail = _verdicts(run) + _reading_holds(run), _open(run)
     return head + _causes(run, min(MAX_CAUSES, MAX_SENTENCES - len(head) - len(tail))) + tail
 
 

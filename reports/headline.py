@@ -206,6 +206,13 @@ def _resolution(res) -> str:
     return f"; the run could have detected a discrepancy of {_num(res.min_detectable, 2)} or more{at}"
 
 
+def part_verdicts(entries, item: HeadlineItem) -> list[tuple[str, str]]:
+    """(what the part says, its verdict) for each part of ``item``; a part is judged on the entries the line is
+    judged on: the statement's, where the line has any."""
+    judged = [r for r in entries if is_statement(r)] or entries
+    return [(said, summarize([r for r in judged if matches(r.id, claims)])) for said, claims in item.parts]
+
+
 def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     entries = [r for r in run.results if matches(r.id, item.claims)]
     verdict = summarize(entries)
@@ -216,10 +223,7 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     evidence = decisive(entries, verdict, item.claims, pack)
     per_part = ""
     if item.parts:
-        # a part is judged on the entries the line is judged on: the statement's, where the line has any
-        judged = [r for r in entries if is_statement(r)] or entries
-        per_part = "; ".join(f"{said}: {summarize([r for r in judged if matches(r.id, claims)])}"
-                             for said, claims in item.parts)
+        per_part = "; ".join(f"{said}: {part}" for said, part in part_verdicts(entries, item))
         evidence = f"By part: {per_part}. {evidence}"
     first = decisive_entry(entries, item.claims, pack)
     statement = [r for r in entries if is_statement(r)] or entries

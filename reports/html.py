@@ -36,7 +36,7 @@ body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #
 h1 { font-size: 1.6em; margin: .2em 0 .3em; }
 h2 { border-bottom: 1px solid #ccc; padding-bottom: .15em; margin: .9em 0 .4em; }
 h1 + p, h2 + ul, h2 + p { margin-top: .4em; }
-li { line-height: 1.42; }
+li { line-height: 1.35; }
 h3 { font-size: 1.05em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .8em 0; font-size: 13px; display: block; overflow-x: auto; }
 th, td { border: 1px solid #d0d0d0; padding: 2px 6px; vertical-align: top; text-align: left; line-height: 1.35; }

@@ -458,3 +458,18 @@ def test_a_result_not_checkable_is_not_called_unsettled_at_this_budget():
     opened = [s.text for s in bottom_line.sentences(run) if s.kind == "open"]
     assert opened == ["Not settled by this run: Theorem 2 (no entry of the statement confirmed or refuted at this "
                       "budget).", "Not checkable: Theorem 1 (the reasons are in its entries)."]
+
+
+def test_the_bottom_line_says_what_holds_of_the_independent_reading_and_drops_it_when_nothing_does():
+    """C4 partly confirmed (one entry confirmed, one undecided), C2 falls in its purity part while its errors part
+    stands: the sentence names both; with C4's entry refuted and C2's errors part refuted, it goes."""
+    results = (entry("c4", "confirmed"), entry("fig2.moe_beats_single", "inconclusive"),
+               entry("c2", "refuted"), entry("fig2.no_termination_higher", "confirmed"))
+    found = [s for s in bottom_line.sentences(run_of(*results)) if s.kind == "reading"]
+    assert [s.text for s in found] == [
+        "Of the claims of an independent reviewer's reading, C4 (MoE lowers forgetting and generalization error "
+        "relative to one expert) is partly confirmed (none refuted); in C2, \"the errors rise without termination\" "
+        "stands."]
+    worse = (entry("c4", "refuted"), entry("fig2.moe_beats_single", "inconclusive"),
+             entry("c2", "refuted"), entry("fig2.no_termination_higher", "refuted"))
+    assert [s for s in bottom_line.sentences(run_of(*worse)) if s.kind == "reading"] == []
