@@ -8,6 +8,7 @@ message naming the parameter and its allowed range (never a traceback); 130 when
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -17,12 +18,14 @@ from pathlib import Path
 
 from moecl_verify import execution
 from moecl_verify.errors import UsageError
-from moecl_verify.parsing import nonneg_float, nonneg_int, writable_dir
+from moecl_verify.parsing import nonneg_float, nonneg_int
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 FORMATS = ("json", "md", "html", "ipynb", "junit", "headline")
 DEFAULT_RESULTS = "report/results.json"  # where `run` writes with its default --out
 DEFAULT_FORMATS = ",".join(FORMATS)
+FORCE_HELP = ("write into a non-empty --out folder that the tool did not write (or that holds files it did not "
+              "write): files of the names the tool writes are replaced, nothing else is touched")
 
 
 class _DefaultsFormatter(argparse.HelpFormatter):
@@ -64,7 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Monte Carlo budget (smoke is quick and may end inconclusive)")
     run.add_argument("--seed", type=nonneg_int("--seed"), default=0,
                      help="seed of the replicate draws (task pools of pooled claims have their own)")
-    run.add_argument("--out", default="report", help="output directory (created if missing)")
+    run.add_argument("--out", default="report",
+                     help="output folder: created if missing; one the tool wrote before is updated, any other "
+                          "non-empty folder refused (see --force)")
+    run.add_argument("--force", action="store_true", help=FORCE_HELP)
     run.add_argument(
         "--format",
         default=DEFAULT_FORMATS,
@@ -78,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="re-render reports from a results.json without recomputing")
     report.add_argument("--from", dest="source", required=True, help="path of a results.json")
-    report.add_argument("--out", default="report")
+    report.add_argument("--out", default="report",
+                        help="output folder (created if missing; as for run)")
+    report.add_argument("--force", action="store_true", help=FORCE_HELP)
     report.add_argument(
         "--format",
         default=DEFAULT_FORMATS,
@@ -253,46 +261,73 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
     return written
 
 
-def _closing_lines(run, out: Path) -> list[str]:
-    """What ``run`` and ``report`` print last: the counts, then where to start reading (only files
-    that were written) and the folder holding everything else."""
+def _closing_lines(run, out: Path, present: set[str] | None = None) -> list[str]:
+    """What ``run`` and ``report`` print last: the counts, then where to start reading (only files of this
+    run's set: ``present``, the names the folder's manifest now lists) and the folder holding everything else."""
     summary = ", ".join(f"{n} {v}" for v, n in run.counts().items() if n)
     lines = [f"{len(run.results)} entries: {summary}; {len(run.slips)} slips"]
     for label, name in (("report", "report.md"), ("html", "report.html")):
-        if (out / name).is_file():
+        if (out / name).is_file() and (present is None or name in present):
             lines.append(f"{label}: {out / name}")
     lines.append(f"all outputs in {out}{os.sep}")
     return lines
 
 
+def _commit(folder, run, command: str):
+    """Swap the staged outputs into ``--out`` and say on stderr what of an earlier run was removed."""
+    from moecl_verify import outputs
+    from moecl_verify.reports import results_json
+
+    done = folder.commit(outputs.results_digest(results_json.dumps(run)), command)
+    if done.removed:
+        print(f"moecl-verify: removed {len(done.removed)} file{'s' if len(done.removed) != 1 else ''} of an earlier "
+              f"run from {folder.path} (rendered from other results): {outputs.shown(list(done.removed))}",
+              file=sys.stderr)
+    return done
+
+
+def _claim_patterns(text: str | None) -> list[str] | None:
+    """``--claims``: None for every claim; an empty list or one of only commas is a mistake, not 'all'."""
+    if text is None:
+        return None
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    if not patterns:
+        raise UsageError(f"--claims must name at least one claim id or pattern (moecl-verify list), got {text!r}")
+    return patterns
+
+
 def cmd_run(args) -> int:
     from moecl_verify.checks import runner
-    from moecl_verify.checks.registry import UnknownClaimPattern, select
+    from moecl_verify.checks.registry import UnknownClaimPattern, all_claims, select
     from moecl_verify.progress import RunDisplay
 
     formats = _formats(args.format)
     # The pack, the claim patterns and the pack's options are refused before any folder is created.
     pack = _pack(args.pack)
-    patterns = [p.strip() for p in args.claims.split(",") if p.strip()] if args.claims else None
+    patterns = _claim_patterns(args.claims)
     try:
-        select(patterns, pack)
+        selected = select(patterns, pack)
     except UnknownClaimPattern as exc:
         raise UsageError(f"--claims: {exc}") from None
     options = _pack_options(args, pack)
-    out = writable_dir(args.out)
-    from moecl_verify import memory
+    from moecl_verify import memory, outputs
 
-    short = memory.warning(args.budget, execution.lanes(args), memory.available_gb(), pack.peak_memory_gb)
+    folder = outputs.OutputFolder(args.out, force=args.force)
+    every = patterns is None or len(selected) == len(all_claims(pack))
+    short = memory.warning(args.budget, execution.lanes(args), memory.available_gb(), pack.peak_memory_gb,
+                           claims=None if every else len(selected))
     if short:
         print(f"moecl-verify: warning: {short}", file=sys.stderr)
     started = time.monotonic()
-    with RunDisplay(quiet=args.quiet) as display:
+    with RunDisplay(quiet=args.quiet) as display, contextlib.ExitStack() as held:
         # The cache lock and worker pool are released before the reports are
-        # written, so the notebook's kernel can read the same cache.
+        # written, so the notebook's kernel can read the same cache; the output folder is held from before the
+        # first claim to the commit, so a second run on it stops at once.
         timings: dict = {}
         records: dict = {}
         group_memory: list = []
         with execution.chunk_runner(args) as chunks:
+            held.enter_context(folder)
             result = runner.run(patterns, budget=args.budget, seed=args.seed, progress=display.work,
                                 chunk_runner=chunks, timings=timings, reuse_claims=not args.recompute_claims,
                                 claim_records=records, on_claim=display.claim, options=options,
@@ -300,8 +335,31 @@ def cmd_run(args) -> int:
         elapsed = time.monotonic() - started
         cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
         display.step("writing reports")
-        # The closing lines name the files a reader starts from, not every file written.
-        _write_reports(result, out, formats, cache_dir)
+        _validated(result)
+        _write_reports(result, folder.staging, formats, cache_dir)
+        out = folder.path
+        _write_run_info(folder.staging, args, elapsed, chunks, records, timings, group_memory)
+        done = _commit(folder, result, "run")
+    print("\n".join(_closing_lines(result, out, done.names())))
+    if args.strict and result.counts()["refuted"]:
+        return EXIT_REFUTED
+    return EXIT_OK
+
+
+def _validated(run) -> None:
+    """Refuse, before any file is written, a results document the reader would refuse."""
+    from moecl_verify.reports import results_json
+
+    check = getattr(results_json, "check_writable", None)
+    if check is not None:
+        try:
+            check(run)
+        except results_json.ResultsFileError as exc:
+            raise UsageError(f"the run's results do not validate against results.schema.json, so nothing was "
+                             f"written: {exc}") from None
+
+
+def _write_run_info(staging: Path, args, elapsed, chunks, records, timings, group_memory) -> None:
     run_info = {
         "command": ["moecl-verify", *sys.argv[1:]],
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -316,28 +374,29 @@ def cmd_run(args) -> int:
         "lane_memory": sorted(({"claims": g["claims"], "peak_rss_mb": round(g["peak_rss_bytes"] / 1e6)}
                                for g in group_memory), key=lambda g: (-g["peak_rss_mb"], g["claims"])),
     }
-    (out / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
-    print("\n".join(_closing_lines(result, out)))
-    if args.strict and result.counts()["refuted"]:
-        return EXIT_REFUTED
-    return EXIT_OK
+    (staging / "run-info.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
 
 
 def cmd_report(args) -> int:
     from moecl_verify.progress import RunDisplay
     from moecl_verify.reports import results_json
 
+    from moecl_verify import outputs
+
     formats = _formats(args.format)
+    source = Path(args.source)
+    source = source / "results.json" if source.is_dir() else source
+    folder = outputs.OutputFolder(args.out, force=args.force, keep=source)
     try:
         result = results_json.load(args.source)
     except results_json.ResultsFileError as exc:
         raise UsageError(f"--from: {exc}") from None
     _check_pack_of(result, args.pack, "--from")
-    out = writable_dir(args.out)
-    with RunDisplay(quiet=args.quiet, claims=False) as display:
+    with RunDisplay(quiet=args.quiet, claims=False) as display, folder:
         display.step("writing reports")
-        _write_reports(result, out, formats)
-    print("\n".join(_closing_lines(result, out)))
+        _write_reports(result, folder.staging, formats)
+        done = _commit(folder, result, "report")
+    print("\n".join(_closing_lines(result, folder.path, done.names())))
     return EXIT_OK
 
 
@@ -461,7 +520,7 @@ def cmd_cache(args) -> int:
         return EXIT_OK
     try:
         removed = cache.clear(directory)
-    except (cache.CacheLocked, cache.CacheUnavailable) as exc:
+    except (cache.CacheLocked, cache.CacheUnavailable, cache.NotACache) as exc:
         raise UsageError(f"--cache-dir: {exc}") from None
     print(f"removed {removed} files from {directory}")
     return EXIT_OK

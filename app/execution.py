@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Iterator
 
 from moecl_verify.errors import UsageError
-from moecl_verify.parsing import positive_int
-from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, ResultCache
+from moecl_verify.parsing import int_at_least
+from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, NotACache, ResultCache
 from moecl_verify.numeric.chunks import ChunkRunner
 from moecl_verify.numeric.executors import EXECUTORS, make_executor
 
 DEFAULT_CACHE_DIR = ".moecl-cache"
+# Worker processes beyond this many per core only queue for the processor (and each holds its own
+# simulations in memory); more is a mistake, refused at once.
+JOBS_PER_CORE = 8
 CACHE_ENV = "MOECL_CACHE_DIR"
 
 
@@ -33,7 +36,10 @@ def default_cache_dir() -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--jobs", type=positive_int("--jobs"), default=None,
+    cores = usable_cores()
+    parser.add_argument("--jobs", type=int_at_least("--jobs", 1, JOBS_PER_CORE * cores,
+                                                    f" ({JOBS_PER_CORE} per usable core; this machine has {cores})"),
+                        default=None,
                         help="worker processes (default: the cores this process may use). With the default "
                              "executor, claims are measured in that many processes at once; with --executor "
                              "processes, one claim at a time spreads its simulation chunks over them. Results "
@@ -95,7 +101,7 @@ def chunk_runner(args) -> Iterator[ChunkRunner]:
                 stack.enter_context(cache)
             except CacheLocked as exc:
                 raise UsageError(f"--cache-dir: {exc}; wait for it, or pass --cache-dir DIR or --no-cache") from None
-            except CacheUnavailable as exc:
+            except (CacheUnavailable, NotACache) as exc:
                 raise UsageError(f"--cache-dir: {exc}") from None
             if is_new:
                 print(f"moecl-verify: created results cache at {cache.directory}", file=sys.stderr)

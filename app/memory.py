@@ -39,20 +39,43 @@ def available_gb() -> float | None:
         return None
 
 
-def warning(budget: str, lanes: int, available: float | None, peaks: Mapping) -> str | None:
+def most_lanes(budget: str, available: float, peaks: Mapping, below: int) -> int | None:
+    """The most lanes under ``below`` whose need fits in ``available`` (None if not even one fits).  The need
+    grows linearly past two lanes, so this is solved, not searched: ``--jobs`` may be any size."""
+    if below <= 1 or need_gb(budget, 1, peaks) > available:
+        return None
+    if below == 2 or need_gb(budget, 2, peaks) > available:
+        return 1
+    one, two = peaks[(budget, 1)], peaks[(budget, 2)]
+    step = max(0.0, two - one)
+    if step == 0:
+        return below - 1
+    fits = 2 + int((available / MARGIN - two) // step)
+    return max(2, min(below - 1, fits))
+
+
+def warning(budget: str, lanes: int, available: float | None, peaks: Mapping,
+            claims: int | None = None) -> str | None:
     """One line when a run at ``budget`` with ``lanes`` lanes may need more memory than ``available``
-    (``peaks``: the pack's measured peaks); None when it fits (or nothing is known)."""
+    (``peaks``: the pack's measured peaks, for a run of every claim); None when it fits (or nothing is known).
+    ``claims``: how many claims a run of only some of them measures (None: every claim); no more lanes than
+    claims are busy, and the measured need of every claim is then an upper bound, said as such."""
+    if claims is not None:
+        lanes = max(1, min(lanes, claims))
     need = need_gb(budget, lanes, peaks)
     if available is None or need is None or need <= available:
         return None
     advice = ""
-    fewer = [n for n in range(lanes - 1, 0, -1) if need_gb(budget, n, peaks) <= available]
+    fewest = most_lanes(budget, available, peaks, lanes)
+    fewer = [fewest] if fewest is not None else []
     smaller = "standard" if budget == "full" else "smoke"
     if fewer:
         advice = f"; with --jobs {fewer[0]} it needs about {need_gb(budget, fewer[0], peaks):.1f} GB"
     elif budget != "smoke" and need_gb(smaller, 1, peaks) is not None:
         advice = f"; --jobs 1 needs about {need_gb(budget, 1, peaks):.1f} GB, --budget {smaller} --jobs 1 about " \
                  f"{need_gb(smaller, 1, peaks):.1f} GB"
-    return (f"a run of every claim at the {budget} budget with {lanes} claim lane{'s' if lanes != 1 else ''} needs "
-            f"about {need:.1f} GB of memory at its peak, and {available:.1f} GB are available; it may be killed by "
+    what = "a run of every claim" if claims is None else f"a run of {claims} claim{'s' if claims != 1 else ''}"
+    how_much = f"about {need:.1f} GB" if claims is None else f"at most about {need:.1f} GB (measured on every claim)"
+    return (f"{what} at the {budget} budget with {lanes} claim lane{'s' if lanes != 1 else ''} needs "
+            f"{how_much} of memory at its peak, and {available:.1f} GB are available; it may be killed by "
             f"the operating system{advice}")

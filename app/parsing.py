@@ -21,14 +21,26 @@ def nonneg_int(name: str):
     return parse
 
 
-def positive_int(name: str):
+def int_at_least(name: str, low: int, high: int | None = None, why_high: str = ""):
+    """An integer in [low, high] (no upper bound when ``high`` is None); the error states the true range.
+    ``why_high`` says where the upper bound comes from."""
     def parse(text: str) -> int:
-        value = nonneg_int(name)(text) if text.strip().lstrip("-").isdigit() else None
-        if value is None or value < 1:
-            raise UsageError(f"{name} must be an integer >= 1, got {text!r}")
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        span = f">= {low}" if high is None else f"between {low} and {high}{why_high}"
+        if value is None:
+            raise UsageError(f"{name} must be an integer {span}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise UsageError(f"{name} must be an integer {span}, got {value if abs(value) < 10**12 else text!r}")
         return value
 
     return parse
+
+
+def positive_int(name: str):
+    return int_at_least(name, 1)
 
 
 def finite_float(name: str):
@@ -55,6 +67,8 @@ def nonneg_float(name: str):
 
 
 def writable_dir(text: str) -> Path:
+    if not text or not text.strip():
+        raise UsageError(f"--out must name a folder, got {text!r}")
     """``--out``: a directory, created if missing, that this process can write into."""
     out = Path(text)
     try:

@@ -20,7 +20,7 @@ from moecl_verify.checks.model import ClaimResult, Slip
 from moecl_verify.checks.registry import get
 from moecl_verify.checks.decide import decide_claims, is_exact
 from moecl_verify.checks.runner import DEFAULT_FAMILY_RATE
-from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, ResultCache
+from moecl_verify.numeric.cache import CacheLocked, CacheUnavailable, NotACache, ResultCache
 from moecl_verify.numeric.chunks import ChunkRunner
 
 KERNEL_CACHE_ENV = "MOECL_KERNEL_CACHE_DIR"  # = reports.notebook.KERNEL_CACHE_ENV
@@ -94,7 +94,7 @@ def _measure(claim, ctx: Context) -> list:
                 return measure_claim(claim, ctx)
             finally:
                 ctx.runner = ChunkRunner()
-    except (CacheLocked, CacheUnavailable):
+    except (CacheLocked, CacheUnavailable, NotACache):
         return measure_claim(claim, ctx)
 
 

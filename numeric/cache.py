@@ -23,6 +23,15 @@ reported through ``on_problem``, deleted and recomputed, never used.
 A run holds an exclusive ``flock`` on ``<dir>/lock`` for its lifetime, so two
 runs cannot write one cache at once; the OS drops the lock when the holder
 dies, even by SIGKILL.
+
+The tool deletes only what it owns.  A cache folder carries a marker,
+``moecl-cache.json`` (the tool's name, the cache format, the version that made
+it and the pattern of the entries' file names), written when the cache is
+created.  A folder is taken as a cache only if it holds the marker, is empty,
+or holds nothing but entries of this format (a cache made before the marker
+existed, which is then marked); any other folder is refused
+(:class:`NotACache`), and ``clear`` refuses every folder without the marker and
+deletes only the files whose names the marker's pattern matches.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +52,15 @@ import numpy as np
 
 FORMAT = 1
 
+MARKER = "moecl-cache.json"
+LOCK = "lock"
+# The file names of entries (chunk: <sha256>.npz and .json; claim record: claim-<sha256>.record and .json; slips
+# record: claim-slips-<sha256>...) and of temporary files (.<name>.<random>.tmp): all this cache ever writes.
+ENTRY_PATTERN = r"(?:claim-(?:slips-)?)?[0-9a-f]{64}\.(?:npz|json|record)|\..+\.tmp"
+_ENTRY = re.compile(ENTRY_PATTERN)
+_KEY = re.compile(r"(?:claim-(?:slips-)?)?[0-9a-f]{64}")
+_FORMATS = {FORMAT: _ENTRY}  # the entries each cache format writes
+
 
 class CacheLocked(RuntimeError):
     """Another process holds the cache directory's lock."""
@@ -49,6 +68,79 @@ class CacheLocked(RuntimeError):
 
 class CacheUnavailable(RuntimeError):
     """The cache directory cannot be created or written."""
+
+
+class NotACache(RuntimeError):
+    """The folder holds files the cache did not write, and no marker: it is someone else's folder."""
+
+
+def _marker_text() -> str:
+    try:
+        from importlib.metadata import version
+
+        made_by = version("moecl-verify")
+    except Exception:  # pragma: no cover - imported without being installed
+        made_by = "unknown"
+    return json.dumps({"tool": "moecl-verify", "kind": "results cache", "format": FORMAT, "version": made_by,
+                       "entries": ENTRY_PATTERN}, indent=2) + "\n"
+
+
+def marker(directory: str | os.PathLike) -> dict | None:
+    """The folder's cache marker, or None where there is none (or it is not one this tool wrote)."""
+    try:
+        found = json.loads((Path(directory) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or found.get("tool") != "moecl-verify" or not isinstance(found.get("entries"), str):
+        return None
+    return found
+
+
+def _own_lock(path: Path) -> bool:
+    """A lock file this cache wrote (empty, or its holder's pid); a user's file named ``lock`` is not one."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > 32:
+            return False
+        text = path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return False
+    return text == "" or text.isdigit()
+
+
+def _foreign(directory: Path) -> list[str]:
+    """Names in an unmarked ``directory`` that no cache of this format writes (a file named like the marker that is
+    not one counts: it is someone else's)."""
+    return sorted(p.name for p in directory.iterdir()
+                  if not (p.name == LOCK and _own_lock(p)) and not _ENTRY.fullmatch(p.name))
+
+
+def claim_folder(directory: str | os.PathLike) -> None:
+    """Make ``directory`` a cache, or refuse: create it with its marker where it is missing, mark an empty folder
+    or an unmarked one holding only entries, and raise :class:`NotACache` for any other unmarked folder."""
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if marker(path) is not None:
+            return
+        foreign = _foreign(path)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise NotACache(f"{str(path)!r} is not a moecl-verify results cache (no {MARKER}, and it holds files the "
+                            f"cache did not write: {shown}); name a new or empty folder")
+        _atomic_write(path / MARKER, _marker_text().encode("utf-8"))
+        return
+    except OSError as exc:
+        raise CacheUnavailable(f"cache directory {str(path)!r} is not writable ({exc.strerror or exc})") from None
+
+
+def _probe_writable(path: Path) -> None:
+    """Raise :class:`CacheUnavailable` now, rather than mid-run, where entries cannot be written here."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path, prefix=".probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise CacheUnavailable(f"cache directory {str(path)!r} is not writable ({exc.strerror or exc})") from None
 
 
 def _atomic_write(path: Path, data: bytes | memoryview) -> None:
@@ -100,9 +192,10 @@ class ResultCache:
 
     # -- lifetime -------------------------------------------------------------
     def __enter__(self) -> "ResultCache":
+        claim_folder(self.directory)
+        _probe_writable(self.directory)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fh = open(self.directory / "lock", "a+")
+            fh = open(self.directory / LOCK, "a+")
         except OSError as exc:
             raise CacheUnavailable(f"cache directory {str(self.directory)!r} is not writable ({exc.strerror})") from None
         try:
@@ -118,8 +211,12 @@ class ResultCache:
         fh.flush()
         self._lock_fh = fh
         # Holding the lock, any temporary file here was left by a run that was killed mid-write.
-        for orphan in self.directory.glob(".*.tmp"):
-            orphan.unlink()
+        try:
+            for orphan in self.directory.glob(".*.tmp"):
+                orphan.unlink()
+        except OSError as exc:
+            self.__exit__()
+            raise CacheUnavailable(f"cache directory {str(self.directory)!r} is not writable ({exc.strerror})") from None
         return self
 
     def __exit__(self, *exc) -> None:
@@ -130,6 +227,8 @@ class ResultCache:
 
     # -- entries ----------------------------------------------------------------
     def _paths(self, key: str, suffix: str = ".npz") -> tuple[Path, Path]:
+        if not _KEY.fullmatch(key):  # only names ``clear`` would delete, and nothing outside the folder
+            raise ValueError(f"cache key {key!r} is not a SHA-256 hex digest (optionally 'claim-' or 'claim-slips-')")
         return self.directory / f"{key}{suffix}", self.directory / f"{key}.json"
 
     def note_problem(self, message: str) -> None:
@@ -178,6 +277,8 @@ class ResultCache:
             _atomic_write(data_path, data)
             _atomic_write(meta_path, json.dumps(meta, sort_keys=True).encode())
         except OSError as exc:
+            # Other errors (a folder made read-only mid-run) end the run: the probe on entering catches the
+            # common case, a read-only cache, before anything is computed.
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
             for path in (data_path, meta_path):
@@ -242,8 +343,8 @@ class CacheInfo:
 
 def info(directory: str | os.PathLike) -> CacheInfo:
     path = Path(directory)
-    metas = sorted(path.glob("*.json")) if path.is_dir() else []
-    datas = sorted(path.glob("*.npz")) + sorted(path.glob("*.record")) if path.is_dir() else []
+    metas = sorted(p for p in path.glob("*.json") if _ENTRY.fullmatch(p.name)) if path.is_dir() else []
+    datas = sorted(p for p in [*path.glob("*.npz"), *path.glob("*.record")] if _ENTRY.fullmatch(p.name)) if path.is_dir() else []
     versions = set()
     for meta_path in metas:
         try:
@@ -259,14 +360,31 @@ def info(directory: str | os.PathLike) -> CacheInfo:
 
 
 def clear(directory: str | os.PathLike) -> int:
-    """Delete every entry (under the lock); return how many files went."""
+    """Delete every entry (under the lock), and only entries: the files the marker's pattern names.  A folder
+    without the marker is refused (:class:`NotACache`), whatever it holds; the marker and the lock stay, so the
+    folder is still a cache.  Returns how many files went."""
     path = Path(directory)
-    if not path.is_dir():
+    if not path.exists():
         return 0
+    if not path.is_dir():
+        raise NotACache(f"{str(path)!r} is not a folder, let alone a moecl-verify results cache")
+    found = marker(path)
+    if found is None:
+        raise NotACache(f"{str(path)!r} is not a moecl-verify results cache (it has no {MARKER}); nothing was deleted")
+    # The format decides what may go, not the marker's own text: an edited marker cannot widen the deletion.
+    pattern = _FORMATS.get(found.get("format"))
+    if pattern is None:
+        raise NotACache(f"{str(path)!r} is a results cache of format {found.get('format')!r}, which this version does "
+                        f"not know (it knows {', '.join(map(str, _FORMATS))}); nothing was deleted")
     removed = 0
     with ResultCache(path):
-        for entry in list(path.iterdir()):
-            if entry.name != "lock" and entry.suffix in (".npz", ".record", ".json", ".tmp"):
-                entry.unlink()
-                removed += 1
+        try:
+            for entry in sorted(path.iterdir()):
+                if entry.name not in (MARKER, LOCK) and pattern.fullmatch(entry.name) and entry.is_file() \
+                        and not entry.is_symlink():
+                    entry.unlink()
+                    removed += 1
+        except OSError as exc:
+            raise CacheUnavailable(f"cache directory {str(path)!r} is not writable ({exc.strerror}); "
+                                   f"{removed} files were removed before it stopped") from None
     return removed

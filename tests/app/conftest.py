@@ -67,3 +67,32 @@ def tiny_run() -> RunResult:
     """A run with one entry of every evidence type (mean, criterion, proportion, scaling, exact), every form and
     verdict but not_checkable, a slip and an interpretation: what results.json can hold, in five entries."""
     return _tiny_run()
+
+
+def _snapshot(folder) -> dict:
+    """Every file below ``folder``: relative path -> (size, SHA-256, modification time), to show that a refused
+    command touched nothing."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(folder)
+    return {str(p.relative_to(root)): (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _one_line_error(err: str, *names: str) -> bool:
+    """``err`` is one line, the tool's error, without a traceback, naming each of ``names``."""
+    return (err.count("\n") == 1 and err.startswith("moecl-verify: error:") and "Traceback" not in err
+            and all(name in err for name in names))
+
+
+@pytest.fixture(scope="session")
+def snapshot():
+    """``snapshot(folder)``: every file below it with its size, hash and modification time."""
+    return _snapshot
+
+
+@pytest.fixture(scope="session")
+def one_line_error():
+    """``one_line_error(err, *names)``: the tool's one-line error, no traceback, naming each name."""
+    return _one_line_error

@@ -12,7 +12,7 @@ import pytest
 from moecl_verify.checks import runner
 from moecl_verify.packs.moe_cl import PACK
 from moecl_verify.cli import main
-from moecl_verify.numeric.cache import ResultCache
+from moecl_verify.numeric.cache import MARKER, ResultCache
 from moecl_verify.reports import results_json
 
 # Chunks of one sweep claim at smoke: 5 sigma0 x 2 constants x the sweep design's pools (one chunk each).
@@ -31,7 +31,7 @@ def _entries(cache):
     not counting finished-claim records (``claim-*``)."""
     if not cache.is_dir():
         return 0
-    return len([p for p in cache.glob("*.json") if not p.name.startswith((".", "claim-"))])
+    return len([p for p in cache.glob("*.json") if not p.name.startswith((".", "claim-")) and p.name != MARKER])
 
 
 @pytest.mark.slow

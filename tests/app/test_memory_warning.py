@@ -52,5 +52,19 @@ def test_run_prints_the_warning_before_any_claim(monkeypatch, tmp_path, capsys):
         cli.main(["run", "--budget", "full", "--claims", "lemma4", "--out", str(tmp_path / "out"), "--quiet",
                   "--jobs", "2", "--no-cache"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("moecl-verify: warning: a run of every claim at the full budget")
+    # One claim selected: one lane is busy, and the need measured on every claim is an upper bound.
+    assert len(err) == 1 and err[0].startswith("moecl-verify: warning: a run of 1 claim at the full budget with 1 "
+                                               "claim lane needs at most about")
     assert "--budget standard --jobs 1" in err[0]
+
+
+def test_the_lanes_that_fit_are_solved_not_searched():
+    """The largest lane count that fits agrees with a search wherever a search is cheap, and is found at once
+    for any --jobs."""
+    for budget in ("smoke", "standard", "full"):
+        for available in (0.3, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 10.0, 40.0):
+            for below in range(1, 40):
+                searched = next((n for n in range(below - 1, 0, -1)
+                                 if memory.need_gb(budget, n, PEAKS) <= available), None)
+                assert memory.most_lanes(budget, available, PEAKS, below) == searched, (budget, available, below)
+    assert memory.most_lanes("full", 5.0, PEAKS, 10**20) == memory.most_lanes("full", 5.0, PEAKS, 100)

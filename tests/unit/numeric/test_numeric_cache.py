@@ -12,6 +12,10 @@ from moecl_verify.numeric.pool import make_pool
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.numeric.single_expert import simulate_single_expert
 
+# Keys as the tool makes them (a SHA-256 digest; claim records prefixed): the cache stores no other name.
+K = "ab" * 32
+CLAIM_A, CLAIM_B, CLAIM_C = ("claim-" + c * 64 for c in "abc")
+
 
 def _pool(N=3, d=6):
     return make_pool(generator_for(0, "cache-test"), N=N, d=d, sigma0=0.5)
@@ -29,9 +33,9 @@ def _same(a, b):
 def test_round_trip_and_stats(tmp_path):
     arrays = {"x": np.arange(6.0).reshape(2, 3), "n": np.array([1, 2], dtype=np.int64)}
     with ResultCache(tmp_path) as cache:
-        assert cache.get("k") is None
-        cache.put("k", arrays, {"what": "test"})
-        back = cache.get("k")
+        assert cache.get(K) is None
+        cache.put(K, arrays, {"what": "test"})
+        back = cache.get(K)
         assert cache.stats.hits == 1 and cache.stats.misses == 1
     assert set(back) == {"x", "n"} and back["x"].dtype == np.float64
     np.testing.assert_array_equal(back["x"], arrays["x"])
@@ -40,11 +44,11 @@ def test_round_trip_and_stats(tmp_path):
 
 def test_orphaned_temporary_files_are_neither_entries_nor_kept(tmp_path):
     with ResultCache(tmp_path) as cache:
-        cache.put("k", {"x": np.ones(2)}, {})
+        cache.put(K, {"x": np.ones(2)}, {})
     (tmp_path / ".k.json.abc123.tmp").write_text("{half a descri")  # a writer killed mid-write
     assert info(tmp_path).entries == 1
     with ResultCache(tmp_path) as cache:
-        assert cache.get("k") is not None
+        assert cache.get(K) is not None
     assert not list(tmp_path.glob("*.tmp"))
 
 
@@ -91,19 +95,19 @@ def test_corrupt_entry_is_reported_and_recomputed_never_used(tmp_path, damage):
 
 def test_entry_without_its_description_counts_as_absent(tmp_path):
     with ResultCache(tmp_path) as cache:
-        cache.put("k", {"x": np.ones(3)}, {})
-    (tmp_path / "k.json").unlink()  # as if killed between the two renames
+        cache.put(K, {"x": np.ones(3)}, {})
+    (tmp_path / f"{K}.json").unlink()  # as if killed between the two renames
     with ResultCache(tmp_path) as cache:
-        assert cache.get("k") is None and cache.stats.corrupt == 0
+        assert cache.get(K) is None and cache.stats.corrupt == 0
     assert info(tmp_path).incomplete == 1
 
 
 def test_pickled_content_is_refused_even_with_a_valid_checksum(tmp_path):
     with ResultCache(tmp_path) as cache:
-        cache.put("k", {"x": np.array([{"evil": 1}], dtype=object)}, {})
+        cache.put(K, {"x": np.array([{"evil": 1}], dtype=object)}, {})
         problems = []
         cache._on_problem = problems.append
-        assert cache.get("k") is None
+        assert cache.get(K) is None
     assert problems and "unloadable" in problems[0]
 
 
@@ -164,13 +168,13 @@ def test_info_and_clear(tmp_path):
 def test_json_records_round_trip_and_a_corrupt_or_discarded_one_is_reported(tmp_path):
     problems = []
     with ResultCache(tmp_path, on_problem=problems.append) as cache:
-        cache.put_record("claim-a", {"x": [1, 2.5, None]}, {"claim": "a"})
-        assert cache.get_record("claim-a") == {"x": [1, 2.5, None]} and cache.get_record("claim-b") is None
-        (tmp_path / "claim-a.record").write_bytes(b'{"x": [1, 2.5, nul')  # truncated
-        assert cache.get_record("claim-a") is None and not (tmp_path / "claim-a.record").exists()
-        cache.put_record("claim-c", {"x": 1}, {})
-        cache.discard_record("claim-c", "undecodable")
-        assert cache.get_record("claim-c") is None
+        cache.put_record(CLAIM_A, {"x": [1, 2.5, None]}, {"claim": "a"})
+        assert cache.get_record(CLAIM_A) == {"x": [1, 2.5, None]} and cache.get_record(CLAIM_B) is None
+        (tmp_path / f"{CLAIM_A}.record").write_bytes(b'{"x": [1, 2.5, nul')  # truncated
+        assert cache.get_record(CLAIM_A) is None and not (tmp_path / f"{CLAIM_A}.record").exists()
+        cache.put_record(CLAIM_C, {"x": 1}, {})
+        cache.discard_record(CLAIM_C, "undecodable")
+        assert cache.get_record(CLAIM_C) is None
         assert cache.stats.hits == cache.stats.misses == 0  # records never count as chunk lookups
     assert len(problems) == 2 and all("corrupt" in p for p in problems)
 
