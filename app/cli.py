@@ -2,7 +2,8 @@
 
 Exit codes: 0 when the requested output was produced; 1 with ``--strict`` when
 any claim is refuted, and from ``diff`` when a verdict or number moved; 2 for bad usage or invalid parameters, with a one-line
-message naming the parameter and its allowed range (never a traceback); 130 when interrupted (Ctrl-C).
+message naming the parameter and its allowed range (never a traceback); 130 when interrupted (Ctrl-C), 143 when
+terminated (SIGTERM), either way resumable from the results cache.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from moecl_verify import execution
 from moecl_verify.errors import UsageError
 from moecl_verify.parsing import nonneg_float, nonneg_int
 
-EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that it unwinds as after Ctrl-C: locks released, lanes
+    stopped, staged outputs removed, finished cache entries kept for the rerun that resumes."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated
 FORMATS = ("json", "md", "html", "ipynb", "junit", "headline")
 DEFAULT_RESULTS = "report/results.json"  # where `run` writes with its default --out
 DEFAULT_FORMATS = ",".join(FORMATS)
@@ -559,6 +569,14 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    from moecl_verify import console
+
+    console.configure_streams()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -578,6 +596,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"moecl-verify: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Terminated:
+        print("moecl-verify: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("moecl-verify: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -83,10 +83,14 @@ def _lane_start(events) -> None:
     """A lane process's initializer: keep the event queue, and die with the parent (Linux), so that a run
     killed outright leaves no lane writing to its cache."""
     global _EVENTS
+    import signal
+
     _EVENTS = events
+    # Ctrl-C reaches the whole process group; the parent alone answers it (it stops the lanes), so a lane
+    # prints no traceback of its own ("Process SpawnProcess-2: ...").
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         import ctypes
-        import signal
 
         try:
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG

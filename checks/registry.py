@@ -112,10 +112,11 @@ class UnknownClaimPattern(ValueError):
 
     def __init__(self, pattern: str, known: list[str]):
         self.pattern = pattern
-        # Compare against ids and their prefixes, so that a misspelt id finds the one meant and a pattern
-        # with a wrong number finds its group.
-        prefixes = sorted({k.split(".")[0] for k in known} | set(known))
-        self.suggestions = difflib.get_close_matches(pattern.rstrip("*").rstrip("."), prefixes, n=3, cutoff=0.6)
+        # Only claim ids are offered, never the pattern just refused: a misspelt id finds the one meant, and a
+        # pattern whose stem is an id (``name.*`` where only ``name`` exists) finds that id.
+        stem = pattern.rstrip("*").rstrip(".")
+        close = difflib.get_close_matches(stem, sorted(set(known)), n=3, cutoff=0.6)
+        self.suggestions = [k for k in close if k != pattern]
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"no claim matches {pattern!r}{hint} (all ids: moecl-verify list)")
 

@@ -84,7 +84,7 @@ class DaskExecutor:
         try:
             import distributed  # noqa: F401
         except ImportError:
-            raise ImportError('the Dask executor needs the optional extra: pip install "moecl-verify[dask]"') from None
+            raise ImportError('the Dask executor needs the optional extra: pip install "moecl-verify[dask]" (from a checkout: pip install ".[dask]")') from None
         self.address = address
         self.workers = int(workers)
         self._client = None

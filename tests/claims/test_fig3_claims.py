@@ -81,7 +81,8 @@ def test_without_the_dnn_extra_every_entry_is_not_checkable_and_says_how_to_inst
         for e in entries:
             assert isinstance(e, ClaimResult) and e.id == claim_id
             assert e.verdict == "not_checkable" and e.evidence_type == "exact" and e.p_value is None
-            assert "jax" in e.evidence and "scikit-learn" in e.evidence and 'pip install ".[dnn]"' in e.evidence
+            assert "jax" in e.evidence and "scikit-learn" in e.evidence and 'pip install "moecl-verify[dnn]"' in e.evidence \
+                and 'pip install ".[dnn]"' in e.evidence
     assert fig3.curves(ctx) == {"available": False, "reason": fig3_runs.unavailable_reason(["jax", "scikit-learn"])}
 
 

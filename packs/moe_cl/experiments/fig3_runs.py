@@ -54,7 +54,8 @@ DATA_SEED = 2024
 CHUNK = 2  # replicates per cached chunk
 KEEP = ("forgetting", "generalization", "freeze_round", "chosen", "tasks")  # what a chunk returns
 REQUIRED = ("jax", "sklearn")  # sklearn only for the bundled digits
-INSTALL = 'pip install ".[dnn]"'
+# The distribution's name works wherever the tool was installed from; the checkout form only inside a checkout.
+INSTALL = '`pip install "moecl-verify[dnn]"` (from a checkout: `pip install ".[dnn]"`)'
 CHECK_M = 4  # the configuration of the epochs check: M = 4 with termination, per checked definition
 # The epochs check's tolerance: doubling the epochs may move a round's errors, F_T and G_T by at most this share of
 # their level (epoch_check_one, settled_status).
@@ -164,7 +165,7 @@ def missing_libraries(ctx: Context) -> list[str]:
 
 def unavailable_reason(missing: list[str]) -> str:
     return (f"Figure 3's deep-network experiment needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
-            f"not installed; install the optional extra with `{INSTALL}` and run again")
+            f"not installed; install the optional extra with {INSTALL} and run again")
 
 
 def data_kind(ctx: Context) -> str:
