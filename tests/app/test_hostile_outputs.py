@@ -263,3 +263,24 @@ def test_an_edited_manifest_cannot_make_the_tool_delete_outside_the_folder(tmp_p
     (out / outputs.MANIFEST).write_text(json.dumps(manifest))
     assert _report(capsys, results_file, out, "--format", "md")[0] == 0
     assert victim.read_text() == "mine"
+
+
+@pytest.mark.parametrize("flag, low", [("--replicates", 2), ("--every", 1), ("--T", 2), ("--d", 2), ("--N", 1)])
+def test_numeric_flags_state_their_true_minimum(capsys, flag, low, one_line_error):
+    code, _, err = _run(capsys, "simulate", flag, "-3")
+    assert code == 2 and one_line_error(err, flag, f">= {low}") and ">= 0" not in err
+
+
+def test_moe_flags_state_their_true_minimum(capsys, one_line_error):
+    code, _, err = _run(capsys, "simulate", "--model", "moe", "--M", "-2")
+    assert code == 2 and one_line_error(err, "--M", ">= 1")
+
+
+def test_suggestions_are_claim_ids_and_never_the_refused_pattern(capsys):
+    from moecl_verify.checks.registry import UnknownClaimPattern, all_claims
+
+    ids = {c.id for c in all_claims()}
+    for pattern in ("prop5", "prop4", "lemma3.*", "lema3"):
+        error = UnknownClaimPattern(pattern, sorted(ids))
+        assert set(error.suggestions) <= ids and pattern not in error.suggestions, (pattern, error.suggestions)
+    assert "lemma3" in UnknownClaimPattern("lema3", sorted(ids)).suggestions

@@ -16,7 +16,7 @@ import numpy as np
 
 from moecl_verify.errors import UsageError
 from moecl_verify.numeric.streams import BLOCK_ROUNDS
-from moecl_verify.parsing import finite_float, nonneg_int
+from moecl_verify.parsing import finite_float, int_at_least, nonneg_int
 
 
 DRAWS_PER_CHUNK_BYTES = 64 * 2**20  # one chunk's block of feature matrices (draws are streamed by round)
@@ -37,22 +37,22 @@ def add_arguments(sim) -> None:
     sim.add_argument("--engine", default=None, choices=["numba", "numpy"],
                      help="numba (compiled kernels) or numpy (the reference engine); default: numba where the "
                      "kernels cover the configuration, numpy otherwise")
-    sim.add_argument("--d", type=nonneg_int("--d"), default=10)
-    sim.add_argument("--s", type=nonneg_int("--s"), default=6)
-    sim.add_argument("--N", type=nonneg_int("--N"), default=6)
-    sim.add_argument("--T", type=nonneg_int("--T"), default=20)
+    sim.add_argument("--d", type=int_at_least("--d", 2), default=10)
+    sim.add_argument("--s", type=int_at_least("--s", 1), default=6)
+    sim.add_argument("--N", type=int_at_least("--N", 1), default=6)
+    sim.add_argument("--T", type=int_at_least("--T", 2), default=20)
     sim.add_argument("--sigma0", type=finite_float("--sigma0"), default=0.4)
     sim.add_argument("--sigma0-is", default="std", choices=["std", "variance"])
     sim.add_argument("--sigma-t", type=finite_float("--sigma-t"), default=0.1)
     sim.add_argument("--beta-max", type=finite_float("--beta-max"), default=1.0)
     sim.add_argument("--signal-scale", type=finite_float("--signal-scale"), default=1.0)
-    sim.add_argument("--replicates", type=nonneg_int("--replicates"), default=1000)
+    sim.add_argument("--replicates", type=int_at_least("--replicates", 2), default=1000)
     sim.add_argument("--seed", type=nonneg_int("--seed"), default=0)
-    sim.add_argument("--every", type=nonneg_int("--every"), default=1, help="print every k-th round")
+    sim.add_argument("--every", type=int_at_least("--every", 1), default=1, help="print every k-th round")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     sim.add_argument("--plot", default=None, help="write a PNG of the F_t and G_t curves to this file")
     moe = sim.add_argument_group("MoE model (--model moe; Algorithm 1)")
-    moe.add_argument("--M", type=nonneg_int("--M"), default=5)
+    moe.add_argument("--M", type=int_at_least("--M", 1), default=5)
     moe.add_argument("--eta", type=finite_float("--eta"), default=0.5)
     moe.add_argument("--alpha", type=finite_float("--alpha"), default=0.5)
     moe.add_argument("--lam", type=finite_float("--lam"), default=0.3, help="routing noise level lambda")
@@ -64,9 +64,9 @@ def add_arguments(sim) -> None:
     moe.add_argument("--aux-factor", default="1/t", choices=["1/t", "t"], help="'t' reproduces Lemma 4's printed factor")
     moe.add_argument("--router", default="learned", choices=["learned", "oracle"])
     moe.add_argument("--pool", default="iid", choices=["iid", "clustered"])
-    moe.add_argument("--K", type=nonneg_int("--K"), default=3, help="clusters for --pool clustered")
+    moe.add_argument("--K", type=int_at_least("--K", 1), default=3, help="clusters for --pool clustered")
     var = sim.add_argument_group("MoE variants outside the paper (--model moe; the defaults are the paper's)")
-    var.add_argument("--top-k", type=nonneg_int("--top-k"), default=1,
+    var.add_argument("--top-k", type=int_at_least("--top-k", 1), default=1,
                      help="experts routed per round; each learns the round's data, and a task is served by their "
                      "models weighted by the renormalized softmax of the gate")
     var.add_argument("--balance", default="aux", choices=list(BALANCES),
@@ -74,14 +74,14 @@ def add_arguments(sim) -> None:
                      "(bias)")
     var.add_argument("--bias-rate", type=finite_float("--bias-rate"), default=0.0,
                      help="--balance bias: step u of b_m <- b_m + u sign(1/M - load_m)")
-    var.add_argument("--bias-window", type=nonneg_int("--bias-window"), default=None,
+    var.add_argument("--bias-window", type=int_at_least("--bias-window", 1), default=None,
                      help="--balance bias: measure the load over the last W rounds (default: since round 1)")
     var.add_argument("--task-freq", default="uniform",
                      help="task frequencies: uniform (the paper), zipf:A (p_n proportional to n^-A), rare:S (task N "
                      "has probability S, the others share the rest), or p1,...,pN")
-    var.add_argument("--freq-swap-at", type=nonneg_int("--freq-swap-at"), default=None,
+    var.add_argument("--freq-swap-at", type=int_at_least("--freq-swap-at", 1), default=None,
                      help="from round t on, the task probabilities reversed: frequent and rare tasks swap")
-    var.add_argument("--new-task-at", type=nonneg_int("--new-task-at"), default=None,
+    var.add_argument("--new-task-at", type=int_at_least("--new-task-at", 1), default=None,
                      help="task N first arrives at round t (probability 0 before)")
 
 
