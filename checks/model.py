@@ -18,6 +18,19 @@ from moecl_verify.checks.entry_key import FORMS, EntryKey
 
 
 VERDICTS = ("confirmed", "refuted", "inconclusive", "not_checkable")
+# The closed sets of results.json (reports/results.schema.json copies them, and a test keeps the copy in step):
+# a record outside them is refused where it is built, so that no run writes a file its reader would refuse.
+SLIP_CLASSES = (
+    "notation",
+    "transcription",
+    "wrong constant or exponent",
+    "inequality direction",
+    "false intermediate step",
+    "false statement",
+    "unstated assumption",
+    "inconsistency between sections",
+    "experiment outside preconditions",
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +62,10 @@ class ClaimResult:
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}")
+            raise ValueError(f"entry {self.id} [{self.form}]: verdict {self.verdict!r} is not one of "
+                             f"{', '.join(VERDICTS)}")
+        if self.form not in FORMS:
+            raise ValueError(f"entry {self.id}: form {self.form!r} is not one of {', '.join(FORMS)}")
         key = self.key
         if key is None:
             key, config = EntryKey.of(self.id, self.form, self.config)
@@ -88,6 +104,8 @@ class Slip:
     summary: str = ""
 
     def __post_init__(self) -> None:
+        if self.slip_class not in SLIP_CLASSES:
+            raise ValueError(f"slip {self.id}: slip_class {self.slip_class!r} is not one of {', '.join(SLIP_CLASSES)}")
         object.__setattr__(self, "entries", tuple(
             EntryKey.from_json(e) if isinstance(e, dict) else e for e in self.entries))
         for e in self.entries:
@@ -107,19 +125,6 @@ def keys_of(*entries) -> tuple[EntryKey, ...]:
             if entry is not None:
                 out.append(entry.key)
     return tuple(out)
-
-
-SLIP_CLASSES = (
-    "notation",
-    "transcription",
-    "wrong constant or exponent",
-    "inequality direction",
-    "false intermediate step",
-    "false statement",
-    "unstated assumption",
-    "inconsistency between sections",
-    "experiment outside preconditions",
-)
 
 
 @dataclass(frozen=True)

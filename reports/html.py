@@ -10,7 +10,9 @@ The markdown is converted by markdown-it-py (CommonMark plus tables and the
 latex2mathml, which browsers render natively, so no math engine is fetched
 from the network; figures are embedded as ``data:`` URIs.  A formula that
 cannot be converted is shown as its source inside a ``math-error`` element,
-which the tests look for.  Reads report.md's text and the figure files; computes
+which the tests look for.  Nothing a results file holds reaches the page as markup: the markdown is read with
+raw HTML off and links limited to safe schemes (:func:`safe_link`), and each formula's MathML is written from
+the converter's tree by :func:`to_mathml`, known elements and attributes only, every text escaped.  Reads report.md's text and the figure files; computes
 nothing.  Formulas in table cells arrive as ``$...$`` with their ``|`` escaped for the table (the table
 rule takes the escape off before the math sees them).
 """
@@ -23,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from latex2mathml.converter import convert as latex_to_mathml
+from latex2mathml.converter import convert_to_element as latex_to_element
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
@@ -74,8 +76,61 @@ class FormulaError:
 _OPERATOR_NAMES = re.compile(r"\\(arg)(?![A-Za-z])")
 
 
+MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
+# What a formula's MathML may hold: MathML Core's presentation elements (and menclose, which latex2mathml writes
+# for \cancel and \boxed, and browsers lay out as an mrow), with the attributes that only lay them out.  Not
+# href (\href, a link that could be javascript:), style (\style, any CSS), id, class or an event handler.
+MATHML_ELEMENTS = frozenset({
+    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msub", "msup", "msubsup", "munder", "mover",
+    "munderover", "mmultiscripts", "mprescripts", "none", "mfrac", "msqrt", "mroot", "mstyle", "merror",
+    "mpadded", "mphantom", "mtable", "mtr", "mtd", "semantics", "annotation", "menclose"})
+MATHML_ATTRIBUTES = frozenset({
+    "display", "mathvariant", "mathcolor", "mathbackground", "mathsize", "displaystyle", "scriptlevel", "form",
+    "fence", "separator", "stretchy", "symmetric", "largeop", "movablelimits", "accent", "accentunder", "lspace",
+    "rspace", "minsize", "maxsize", "linebreak", "width", "height", "depth", "voffset", "linethickness",
+    "bevelled", "numalign", "denomalign", "notation", "align", "columnalign", "rowalign", "columnlines",
+    "rowlines", "columnspacing", "rowspacing", "frame", "framespacing", "equalrows", "equalcolumns", "side",
+    "columnspan", "rowspan", "encoding"})
+
+
+class UnsafeMathML(ValueError):
+    """A formula that would become an element outside :data:`MATHML_ELEMENTS`."""
+
+
+def _text(value: str) -> str:
+    # latex2mathml writes a symbol as a character reference in the element's text (``&#x0003D;``) and copies
+    # \text{...} as it stands: the text as a browser would read it, then escaped, so that it shows the same and
+    # is never markup.
+    return html_escape.escape(html_escape.unescape(value), quote=False)
+
+
+def _serialise(element, out: list[str]) -> None:
+    tag = element.tag
+    if not isinstance(tag, str) or tag not in MATHML_ELEMENTS:
+        raise UnsafeMathML(f"the formula would become a <{tag}> element, which a formula may not hold")
+    attributes = [("xmlns", MATHML_NAMESPACE)] if tag == "math" else []
+    attributes += [(name, value) for name, value in element.attrib.items() if name in MATHML_ATTRIBUTES]
+    out.append(f"<{tag}" + "".join(f' {name}="{html_escape.escape(html_escape.unescape(str(value)))}"'
+                                   for name, value in attributes))
+    if element.text is None and not len(element):
+        out.append(" />")
+    else:
+        out.append(">" + _text(element.text or ""))
+        for child in element:
+            _serialise(child, out)
+        out.append(f"</{tag}>")
+    if element.tail:
+        out.append(_text(element.tail))
+
+
 def to_mathml(latex: str, display: str = "inline") -> str:
-    return latex_to_mathml(_OPERATOR_NAMES.sub(r"\\operatorname{\1}", latex), display=display)
+    """The formula as MathML, written from latex2mathml's tree rather than its own serialisation, which
+    unescapes the text it copied (a ``\\text{<script>...</script>}`` came out as a script that runs): known
+    elements and attributes only, every text and value escaped; :class:`UnsafeMathML` for any other element."""
+    tree = latex_to_element(_OPERATOR_NAMES.sub(r"\\operatorname{\1}", latex), display=display)
+    out: list[str] = []
+    _serialise(tree, out)
+    return "".join(out)
 
 
 def formula_error(latex: str) -> str | None:
@@ -100,10 +155,31 @@ def _render_math(latex: str, options: dict) -> str:
     return to_mathml(latex, display=display)
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+_SAFE_SCHEMES = ("http", "https", "mailto")
+_IMAGE_DATA = re.compile(r"data:image/(?:png|gif|jpeg|webp);", re.I)
+# What a browser skips before a URL's scheme.
+_LEADING = "".join(map(chr, range(0x21)))
+
+
+def safe_link(url: str) -> bool:
+    """Whether a markdown link or image may keep its target: a fragment, a relative path, a web or mail address
+    or an image's ``data:`` URI, never javascript:, vbscript:, file: or any other scheme (an allowlist, where
+    markdown-it's own check lists the schemes it refuses).  The URL is read as a browser reads it: tabs and
+    newlines dropped, leading spaces and control characters skipped."""
+    bare = re.sub(r"[\t\n\r]", "", url).lstrip(_LEADING)
+    scheme = _SCHEME.match(bare)
+    if scheme is None:
+        return True
+    name = scheme.group(1).lower()
+    return name in _SAFE_SCHEMES or (name == "data" and _IMAGE_DATA.match(bare) is not None)
+
+
 def _parser(math_renderer=_render_math) -> MarkdownIt:
     # No raw HTML: the report quotes text from results files, which may come from anywhere; the report's own
-    # anchors pass through :func:`_hold_anchors` instead.
+    # anchors pass through :func:`_hold_anchors` instead.  A link whose target is refused stays as its text.
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md.validateLink = safe_link
     dollarmath_plugin(md, double_inline=True, renderer=math_renderer)
     return md
 

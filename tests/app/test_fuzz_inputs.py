@@ -20,9 +20,11 @@ import gzip
 import io
 import json
 import math
+import re
 import struct
 import time
 import tracemalloc
+from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -291,3 +293,180 @@ def test_a_100_byte_file_claiming_2_31_items_fails_at_once(tmp_path, compressed)
 
     assert _peak(read) < BUFFERS and errors
     assert time.monotonic() - started < 2
+
+
+# ----------------------------------------------------------------------------- markup planted in every field
+
+# What a hostile results file could try, appended to each of its strings in turn: raw HTML, markup inside the
+# ``\text{}`` of a formula (latex2mathml copies that text into the page's MathML), the same inside math in
+# running text, javascript: links in markdown and in TeX's \href, and CSS through TeX's \style.
+PLANTS = {
+    "html": ' <script>window.planted="html"</script><img src=x onerror="window.planted=\'img\'">'
+            '<svg onload="window.planted=\'svg\'"></svg>',
+    "formula-text": r' \text{<script>window.planted="text"</script><img src=x onerror="window.planted=1">}',
+    "math-in-text": r' $\text{<script>window.planted="math"</script>}$ and $$\text{<img src=x onerror="x=1">}$$',
+    "links": " [a link](javascript:window.planted='link') [b](JaVaScRiPt:alert(1)) [c](&#106;avascript:alert(1)) "
+             "<javascript:alert(1)> ![i](javascript:alert(1))\n\n[ref]: javascript:alert(1)\n\n[ref]",
+    "tex-links": r" \href{javascript:window.planted='href'}{x} $\href{javascript:alert(1)}{y}$"
+                 r" $\style{background:url(javascript:alert(1))}{z}$",
+}
+# Tags and attributes of a page that shows text as text: what the report writes (markdown's blocks, the
+# details sections, MathML) and nothing a results file could add.
+PAGE_TAGS = {"html", "head", "meta", "title", "style", "script", "body", "h1", "h2", "h3", "h4", "h5", "h6", "p",
+             "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "strong", "em", "code", "pre", "a", "img",
+             "blockquote", "details", "summary", "hr", "br", "span", "div"}
+# MathML Core's presentation elements (and menclose, which browsers draw as an mrow).
+MATHML_TAGS = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msub", "msup", "msubsup", "munder",
+               "mover", "munderover", "mmultiscripts", "mprescripts", "none", "mfrac", "msqrt", "mroot", "mstyle",
+               "merror", "mpadded", "mphantom", "mtable", "mtr", "mtd", "semantics", "annotation", "menclose"}
+URL_ATTRIBUTES = {"href", "src", "xlink:href", "action", "formaction", "data", "poster", "background"}
+
+
+class _Markup(HTMLParser):
+    """The elements, attributes, scripts and text of a page, as an HTML parser reads them."""
+
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, list]] = []
+        self.scripts: list[str] = []
+        self.text: list[str] = []
+        self._script = False
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, attrs))
+        if tag == "script":
+            self._script = True
+            self.scripts.append("")
+
+    def handle_startendtag(self, tag, attrs):
+        self.elements.append((tag, attrs))
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = False
+
+    def handle_data(self, data):
+        if self._script:
+            self.scripts[-1] += data
+        else:
+            self.text.append(data)
+
+
+def _scheme(url: str) -> str:
+    """A URL's scheme as a browser reads it: tabs and newlines dropped, leading controls and spaces ignored."""
+    url = re.sub(r"[\t\n\r]", "", url).lstrip("".join(map(chr, range(33))))
+    match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", url)
+    return match.group(1).lower() if match else ""
+
+
+def assert_no_planted_markup(page: str) -> _Markup:
+    """No script but the page's own, no event handler, no script URL, no element a results file added."""
+    from moecl_verify.reports.html import OPEN_TARGET
+
+    markup = _Markup(page)
+    own = OPEN_TARGET.removeprefix("<script>").removesuffix("</script>")
+    assert markup.scripts in ([], [own]), markup.scripts
+    for tag, attrs in markup.elements:
+        assert tag in PAGE_TAGS | MATHML_TAGS, (tag, attrs)
+        for name, value in attrs:
+            assert not name.startswith("on"), (tag, name, value)
+            if name in URL_ATTRIBUTES:
+                scheme = _scheme(value or "")
+                assert scheme in ("", "http", "https", "mailto") or (
+                    tag == "img" and re.match(r"data:image/(png|gif|jpeg|webp)[;,]", value)), (tag, name, value)
+            if name == "style":  # markdown's table alignment, nothing else
+                assert re.fullmatch(r"text-align:(left|right|center)", value or ""), (tag, value)
+    return markup
+
+
+def _strings(node, where=()):
+    """(path, string) for every string value of a JSON document, in document order."""
+    if isinstance(node, str):
+        yield where, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(value, where + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _strings(value, where + (i,))
+
+
+def _dicts(node, where=()):
+    if isinstance(node, dict):
+        yield where, node
+        for key, value in node.items():
+            yield from _dicts(value, where + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _dicts(value, where + (i,))
+
+
+def _at(doc, where):
+    for part in where[:-1]:
+        doc = doc[part]
+    return doc, where[-1]
+
+
+def _plant(doc: dict, plant: str, scratch) -> tuple[dict, set]:
+    """The document with ``plant`` appended to every string the reader accepts it in (one at a time, each kept
+    where ``results_json.load`` still reads the file), and a field of that name added to every object that takes
+    one; the paths planted."""
+    doc = copy.deepcopy(doc)
+    planted: set = set()
+
+    def accepted() -> bool:
+        scratch.write_text(json.dumps(doc), encoding="utf-8")
+        try:
+            results_json.load(scratch)
+        except results_json.ResultsFileError:
+            return False
+        return True
+
+    for where, value in list(_strings(doc)):
+        parent, key = _at(doc, where)
+        parent[key] = value + plant
+        if accepted():
+            planted.add(where)
+        else:  # a closed field (a verdict, an id, an enum): the reader refuses markup there
+            parent[key] = value
+    for where, node in list(_dicts(doc)):
+        name = "x" + plant
+        node[name] = plant
+        if accepted():
+            planted.add(where + (name,))
+        else:
+            del node[name]
+    return doc, planted
+
+
+@pytest.mark.parametrize("plant", list(PLANTS), ids=list(PLANTS))
+def test_markup_planted_in_every_field_reaches_report_html_as_text(files, tmp_path, monkeypatch, plant):
+    from moecl_verify.reports import figures
+
+    # The figures are not drawn: the page is what is checked here, and matplotlib reads a planted "$...$" in a
+    # figure's title as mathtext and fails on it (and on the tiny run's scaling entry with a missing mean); the
+    # page still links each figure by name.
+    monkeypatch.setattr(figures, "write", lambda run, out: [])
+    _, _, doc = files
+    doc = copy.deepcopy(doc)
+    for entry in doc["results"]:  # the report's horizon table needs these (the tiny run's criterion rows lack them)
+        for row in entry["horizons"]:
+            row.update({k: row.get(k) for k in ("z", "p_value", "min_detectable")})
+    hostile, planted = _plant(doc, PLANTS[plant], tmp_path / "scratch.json")
+    shown = {tuple(p[:1] + p[2:]) if len(p) > 1 and isinstance(p[1], int) else p for p in planted}
+    # the text fields took the plant: formulas, statements, evidence, slips' texts, readings, the run's meta
+    for field in [("results", "formula"), ("results", "evidence"), ("claims", "statement"), ("slips", "stated"),
+                  ("slips", "holds"), ("slips", "evidence"), ("interpretations", "choice"), ("meta", "simulation"),
+                  ("paper",)]:
+        assert field in shown, (field, sorted(shown))
+    source = tmp_path / "results.json"
+    source.write_text(json.dumps(hostile), encoding="utf-8")
+    code, _, err = _call("report", "--from", str(source), "--out", str(tmp_path / "out"), "--format", "html",
+                         "--quiet")
+    assert code == 0, err
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    markup = assert_no_planted_markup(page)
+    # the plants are on the page, as text
+    assert sum("window.planted" in t or "javascript:" in t.lower() for t in markup.text) >= 5

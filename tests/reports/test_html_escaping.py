@@ -1,7 +1,9 @@
 """report.html shows the text of a results file as text: markup in it is never run, the report's own anchors
 survive."""
 
+import re
 from pathlib import Path
+from xml.etree.ElementTree import Element, SubElement
 
 import pytest
 
@@ -49,3 +51,47 @@ def test_a_detail_section_is_collapsed_under_its_title_shows_its_text_as_text_an
     assert '<a id="bottom-line"></a>' in main and 'href="#slip-x"' in main
     assert '<a id="slip-audit"></a>' in inside and '<a id="slip-x"></a>' in inside
     assert body.count("<a id=") == 3
+
+
+def test_text_inside_a_formula_is_escaped_in_its_mathml():
+    mathml = html.to_mathml(r'E[F_t] = 1/t \text{<script>document.title="PWNED"</script><img src=x onerror=alert(1)>}')
+    assert "<script" not in mathml and "<img" not in mathml
+    # (the converter writes the text's spaces as no-break spaces)
+    assert '<mtext>&lt;script&gt;document.title="PWNED"&lt;/script&gt;&lt;img\xa0src=x\xa0onerror=alert(1)&gt;' \
+           '</mtext>' in mathml
+    # a symbol the converter writes as a character reference shows as that character, and "<" stays text
+    assert html.to_mathml(r"a < b \le c").count("&lt;") == 1 and "≤" in html.to_mathml(r"a \le c")
+    assert html.to_mathml(r"\text{a & b}").count("&amp;") == 1
+
+
+def test_a_formula_keeps_no_link_style_or_handler_and_no_unknown_element():
+    for latex in (r"\href{javascript:alert(1)}{x}", r"\style{background:url(javascript:alert(1))}{x}",
+                  r'\color{red" onload="alert(1)}{x}', r"\fcolorbox{red}{blue}{x}"):
+        mathml = html.to_mathml(latex)
+        assert "href" not in mathml and "style=" not in mathml and "border-color" not in mathml, mathml
+        assert not re.search(r'\son\w*="', mathml), mathml  # a quote in a value is escaped: no attribute added
+        assert "<mi>x</mi>" in mathml or "<mtext>x</mtext>" in mathml
+    # the converter's tree is written element by element: one outside MathML is refused, never written
+    tree = Element("math")
+    SubElement(SubElement(tree, "mrow"), "script").text = "alert(1)"
+    with pytest.raises(html.UnsafeMathML, match="<script>"):
+        html._serialise(tree, [])
+
+
+@pytest.mark.parametrize("url, kept", [
+    ("#slip-x", True), ("figures/fig_x.png", True), ("report-details.md#claim-x", True), ("https://x.org", True),
+    ("mailto:a@b.c", True), ("data:image/png;base64,AAAA", True),
+    ("javascript:alert(1)", False), ("JaVaScRiPt:alert(1)", False), ("\x01javascript:alert(1)", False),
+    (" java\tscript:alert(1)", False), ("vbscript:x", False), ("file:///etc/passwd", False),
+    ("data:text/html,<script>alert(1)</script>", False), ("ftp://x", False),
+])
+def test_links_keep_only_safe_targets(url, kept):
+    assert html.safe_link(url) is kept
+
+
+def test_markdown_links_with_script_targets_stay_text(tmp_path: Path):
+    page = html.render("[a](javascript:alert(1)) [b](&#106;avascript:alert(1)) <javascript:alert(1)> "
+                       "![c](javascript:alert(1)) [d](#ok)\n\n[ref]\n\n[ref]: javascript:alert(1)\n", tmp_path)
+    body = page.split("<body>", 1)[1]
+    assert "javascript:" not in re.sub(r">[^<]*<", "><", body)  # in no attribute: only in the text
+    assert body.count("<a ") == 1 and '<a href="#ok">d</a>' in body and "<img" not in body

@@ -18,10 +18,18 @@ viewport:
   is asked twice, before and after opening: before, because a reader who opens a section should find its
   figures already there (they are ``data:`` URIs, read with the page).
 
+A results file's text is shown, never run: on a page rendered by ``report --from`` from a file with a
+``document.title=...`` script inside a formula's ``\\text{}``, ``<img onerror>`` in its evidence and slips, and
+a javascript: link, the title is unchanged, the globals the plants would set are not, the page holds its one
+script and no element carries an event handler.
+
 The load time is printed, not asserted (timed assertions fail on slow machines for no fault of the page).
 Skips, saying why, only where no Chromium is installed (Debian's ``chromium`` package; .ci/run installs it).
 """
 
+import contextlib
+import io
+import json
 import shutil
 import time
 
@@ -275,3 +283,74 @@ def test_details_are_collapsed_and_a_link_opens_its_section(page_report):
     script = facts["script_opens"]
     assert script is not None and script["open"] is True, script
     assert -2 <= script["top"] < facts["first_screen"]["viewport"]
+
+
+# Each plant, if it ran, would change the title or set window.planted.  No spaces inside \text{}: the converter
+# writes them as no-break space references, which would leave a script that cannot parse (and a tag that is no
+# img) even where the markup got through; "/" separates the img's attributes instead.
+PLANTED_FORMULA = (r'\frac{1}{t} \text{<script>document.title="PWNED";window.planted="formula"</script>'
+                   r'<img/src=x/onerror=window.planted="mathimg">}')
+PLANTED_TEXT = ('<script>window.planted="text"</script><img src=x onerror="window.planted=\'img\'"> '
+                r'$\text{<img src=x onerror="window.planted=\'math\'">}$ [a link](javascript:window.planted=1)')
+
+PLANTED_FACTS = """() => ({
+    title: document.title,
+    planted: typeof window.planted === 'undefined' ? null : String(window.planted),
+    scripts: document.scripts.length,
+    handlers: Array.from(document.querySelectorAll('*')).flatMap(el => Array.from(el.attributes)
+        .filter(a => a.name.toLowerCase().startsWith('on')).map(a => el.tagName + ' ' + a.name)),
+    script_links: Array.from(document.querySelectorAll('[href]')).map(el => el.getAttribute('href'))
+        .filter(h => /^\\s*javascript:/i.test(h)),
+    shown: document.body.textContent.includes('document.title="PWNED"')
+        && document.body.textContent.includes('onerror="window.planted=\\'img\\'"'),
+})"""
+
+
+def _planted_results(path) -> None:
+    from moecl_verify.checks.model import Interpretation, RunResult, Slip, exact_result
+    from moecl_verify.reports import results_json
+
+    claims = ({"id": "lemma2", "source": "Appendix B", "kind": "bound", "summary": PLANTED_TEXT,
+               "notes": PLANTED_TEXT, "statement": PLANTED_FORMULA, "preconditions": [PLANTED_TEXT]},)
+    results = (exact_result("lemma2", "Appendix B, Lemma 2", "symbolic identity", "the constant " + PLANTED_TEXT,
+                            "refuted", "sympy: " + PLANTED_TEXT, PLANTED_FORMULA),)
+    slips = (Slip("lemma2.statement", "Appendix B, Lemma 2", "wrong constant or exponent", PLANTED_FORMULA,
+                  PLANTED_TEXT, PLANTED_TEXT, summary=PLANTED_TEXT),)
+    interpretations = (Interpretation("lemma2.reading", "Lemma 2", PLANTED_TEXT, PLANTED_TEXT),)
+    meta = {"claims": ["lemma2"], "budget": "smoke", "replicates": 10, "seed": 0, "family_false_fail_rate": 0.001,
+            "power": 0.9, "versions": {"python": "3"}, "simulation": PLANTED_TEXT}
+    run = RunResult(results, slips, interpretations, meta, claims)
+    path.write_text(json.dumps(results_json.as_document(run)), encoding="utf-8")
+
+
+def test_markup_planted_in_a_results_file_does_not_run(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is part of the test extra")
+    executable = _browser_path()
+    from moecl_verify.cli import main
+
+    source = tmp_path / "results.json"
+    _planted_results(source)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["report", "--from", str(source), "--out", str(tmp_path / "out"), "--format", "html", "--quiet"])
+    assert code == 0, err.getvalue()
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.route("http*://**", lambda route: route.abort())
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto((tmp_path / "out" / "report.html").as_uri(), wait_until="load")
+            page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+            page.wait_for_timeout(300)  # an image's onerror fires after its failed load
+            facts = page.evaluate(PLANTED_FACTS)
+            facts["errors"] = errors
+        finally:
+            browser.close()
+    assert facts["errors"] == []  # no planted script ran and failed either
+    assert facts["title"] == "moecl-verify report"
+    assert facts["planted"] is None
+    assert facts["scripts"] == 1  # the page's own
+    assert facts["handlers"] == [] and facts["script_links"] == []
+    assert facts["shown"] is True  # the plants are on the page, as text
