@@ -160,6 +160,13 @@ def test_a_schema_2_file_gets_its_keys_by_the_documented_mapping(tmp_path):
     (lambda t: t[:-30], "the file ends early (truncated?)"),
     (lambda t: "[]", "not a moecl-verify results file: a JSON array, not an object"),
     (lambda t: b"\xff" + t.encode(), "not UTF-8 text (byte 0xff at offset 0)"),
+    (lambda t: t.replace('"verdict": "refuted"', '"verdict": "confirmed", "verdict": "refuted"', 1),
+     "results[0]: the key 'verdict' appears twice (one object holds each key once)"),
+    (lambda t: t.replace('"seed": 0', '"seed": 0, "seed": 0'), "meta: the key 'seed' appears twice"),
+    # the number hooks still read what they read: the first problem in document order is named
+    (lambda t: t.replace('"seed": 0', '"seed": NaN').replace('"verdict": "refuted"', '"verdict": "refuted", '
+                                                               '"verdict": "refuted"', 1),
+     "meta.seed: NaN is not a finite number"),
 ])
 def test_read_refuses_in_one_line_naming_the_file_and_the_field(tmp_path, text, problem):
     good = json.dumps(_tiny_document(), indent=2)
