@@ -14,6 +14,9 @@ file (unreadable, not UTF-8, not JSON, NaN or Infinity, numbers beyond a double,
 a key twice in one object, a field missing or of the wrong type, a verdict, form or evidence type outside
 its closed set, a newer schema) raises :class:`ResultsFileError`, one line naming the file and the first
 problem; a document that passes builds its RunResult without raising.
+
+:func:`write` puts the run's document through the same checks before it writes it: a file the reader would
+refuse is not written (:class:`ResultsNotWritten`).
 """
 
 from __future__ import annotations
@@ -83,7 +86,16 @@ def dumps(run: RunResult) -> str:
 
 
 def write(run: RunResult, path: Path) -> Path:
-    path.write_text(dumps(run), encoding="utf-8")
+    """results.json of ``run``, checked first as :func:`read` checks a file: a document the reader would refuse
+    (an entry without its evidence type, two entries with one key...) raises :class:`ResultsNotWritten` and
+    writes nothing, so that ``report --from``, ``diff`` and ``list --from`` never meet a file the tool wrote and
+    cannot read."""
+    text = dumps(run)
+    try:
+        _check(path, _parse(path, text))
+    except ResultsFileError as exc:
+        raise ResultsNotWritten(path, exc.problem) from None
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -97,6 +109,14 @@ class ResultsFileError(ValueError):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{str(path)!r}: {problem}")
+
+
+class ResultsNotWritten(ResultsFileError):
+    """A run's document that the reader would refuse, so not written: one line naming the file and the first
+    problem the reader would find."""
+
+    def __init__(self, path: str | Path, problem: str):
+        super().__init__(path, f"not written: the reader would refuse it ({problem})")
 
 
 @functools.cache

@@ -23,6 +23,7 @@ as documented (exit 0, finite output, a one-line note on stderr where the settin
 | results.json of a newer schema         | exit 2, names the schema and the ones this version reads      |
 | truncated results.json (report --from) | exit 2, names the file, says it ends early; nothing written   |
 | a key twice in one object of a results file (report --from, diff, list --from) | exit 2, names the object and the key |
+| a run whose results.json the reader would refuse | exit 2, names the field; no results.json, nothing else written |
 | a bad --from file (list)               | exit 2; a bad default report/results.json: warning, exit 0    |
 | MNIST IDX header not matching its size | exit 2 before any claim runs, names the file (plain or .gz)   |
 | MNIST file that is a folder            | exit 2, names the missing file                                |
@@ -37,6 +38,7 @@ import math
 import os
 import re
 import struct
+from dataclasses import replace
 
 import pytest
 
@@ -212,6 +214,34 @@ def test_a_key_twice_in_one_object_is_refused_by_every_reader(capsys, tmp_path, 
         assert code == 2 and _refused(err, prefix, repr(str(bad)), where), (args, err)
         assert stdout == "" and "Traceback" not in err
     assert not out.exists()
+
+
+def _without_evidence_type(results: list) -> None:
+    results[1] = replace(results[1], evidence_type="")
+
+
+def _twice(results: list) -> None:
+    results.insert(2, results[1])
+
+
+@pytest.mark.parametrize("spoil, words", [
+    (_without_evidence_type, ["results[1].evidence_type: '' is not one of mean"]),
+    (_twice, ["results[2] has the key of results[1]"]),
+])
+def test_a_run_whose_results_file_the_reader_would_refuse_writes_nothing(capsys, tmp_path, monkeypatch, tiny_run,
+                                                                         spoil, words):
+    # Before: results.json was written as it came, and `report --from`, `diff` and `list --from` refused it.
+    from moecl_verify.checks import runner
+
+    results = list(tiny_run.results)
+    spoil(results)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: replace(tiny_run, results=tuple(results)))
+    out = tmp_path / "out"
+    code, stdout, err = _run(capsys, "run", "--claims", "lemma2", "--out", str(out), "--quiet", "--format", "json,md")
+    path = out / "results.json"
+    assert code == 2 and _refused(err, repr(str(path)), "not written: the reader would refuse it", *words), err
+    assert "Traceback" not in err and stdout == ""
+    assert list(out.iterdir()) == []  # nor any other report, nor run-info.json
 
 
 def test_list_refuses_a_bad_from_file_and_warns_about_a_bad_default(capsys, tmp_path, monkeypatch, results_document):

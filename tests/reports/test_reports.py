@@ -179,6 +179,27 @@ def test_read_refuses_in_one_line_naming_the_file_and_the_field(tmp_path, text, 
     assert message.startswith(f"{str(path)!r}: ") and "\n" not in message and problem in message, message
 
 
+def test_write_refuses_a_document_the_reader_would_refuse_and_writes_nothing(tmp_path):
+    from dataclasses import replace
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tiny_document()), encoding="utf-8")
+    run = results_json.load(path)
+    before = path.read_bytes()
+    spoiled = replace(run, results=(replace(run.results[0], evidence_type=""),))
+    with pytest.raises(results_json.ResultsNotWritten) as caught:
+        results_json.write(spoiled, path)
+    message = str(caught.value)
+    assert message == (f"{str(path)!r}: not written: the reader would refuse it (results[0].evidence_type: '' is "
+                       "not one of mean, criterion, proportion, scaling, exact)")
+    assert path.read_bytes() == before  # the earlier file is left as it was
+    with pytest.raises(results_json.ResultsNotWritten):
+        results_json.write(spoiled, tmp_path / "new.json")
+    assert not (tmp_path / "new.json").exists()
+    results_json.write(run, tmp_path / "good.json")  # what the reader accepts is written
+    assert results_json.load(tmp_path / "good.json") == run
+
+
 @pytest.mark.parametrize("where, problem", [("folder", "cannot read (No such file or directory)"),
                                             ("device", "not a regular file")])
 def test_read_refuses_what_is_not_a_results_file(tmp_path, where, problem):
