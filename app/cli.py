@@ -236,7 +236,10 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
 
     written = []
     if "json" in formats:
-        written.append(results_json.write(run, out / "results.json"))
+        try:
+            written.append(results_json.write(run, out / "results.json"))
+        except results_json.ResultsNotWritten as exc:  # first, so that no other output of the run is written
+            raise UsageError(str(exc)) from None
     figure_files: dict = {}
     if {"md", "html", "ipynb"} & set(formats):
         from moecl_verify.reports import figures

@@ -11,9 +11,12 @@ language can validate a results.json against the same contract the tool reads wi
 jsonschema reports the failing field's path, which the one-line error names
 (``results[3].verdict: 'maybe' is not one of ...``). Every way a file can fail to be a results
 file (unreadable, not UTF-8, not JSON, NaN or Infinity, numbers beyond a double, nesting too deep,
-a field missing or of the wrong type, a verdict, form or evidence type outside its closed set, a
-newer schema) raises :class:`ResultsFileError`, one line naming the file and the first problem; a
-document that passes builds its RunResult without raising.
+a key twice in one object, a field missing or of the wrong type, a verdict, form or evidence type outside
+its closed set, a newer schema) raises :class:`ResultsFileError`, one line naming the file and the first
+problem; a document that passes builds its RunResult without raising.
+
+:func:`write` puts the run's document through the same checks before it writes it: a file the reader would
+refuse is not written (:class:`ResultsNotWritten`).
 """
 
 from __future__ import annotations
@@ -83,7 +86,16 @@ def dumps(run: RunResult) -> str:
 
 
 def write(run: RunResult, path: Path) -> Path:
-    path.write_text(dumps(run), encoding="utf-8")
+    """results.json of ``run``, checked first as :func:`read` checks a file: a document the reader would refuse
+    (an entry without its evidence type, two entries with one key...) raises :class:`ResultsNotWritten` and
+    writes nothing, so that ``report --from``, ``diff`` and ``list --from`` never meet a file the tool wrote and
+    cannot read."""
+    text = dumps(run)
+    try:
+        _check(path, _parse(path, text))
+    except ResultsFileError as exc:
+        raise ResultsNotWritten(path, exc.problem) from None
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -97,6 +109,14 @@ class ResultsFileError(ValueError):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{str(path)!r}: {problem}")
+
+
+class ResultsNotWritten(ResultsFileError):
+    """A run's document that the reader would refuse, so not written: one line naming the file and the first
+    problem the reader would find."""
+
+    def __init__(self, path: str | Path, problem: str):
+        super().__init__(path, f"not written: the reader would refuse it ({problem})")
 
 
 @functools.cache
@@ -197,9 +217,28 @@ def _int(literal: str) -> int | _NotANumber:
     return int(literal) if len(literal.lstrip("-")) <= MAX_INT_DIGITS else _NotANumber(literal)
 
 
+class _DuplicateKeys(dict):
+    """An object that names a key twice (JSON parsers keep one of the two, each its own), kept with the key so
+    that the check of the parsed document can name the object that holds it."""
+
+    def __init__(self, pairs: list, duplicate: str):
+        super().__init__(pairs)
+        self.duplicate = duplicate
+
+
+def _object(pairs: list) -> dict:
+    seen: set = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _DuplicateKeys(pairs, key)
+        seen.add(key)
+    return dict(pairs)
+
+
 def _parse(path: Path, text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_NotANumber, parse_float=_float, parse_int=_int)
+        return json.loads(text, parse_constant=_NotANumber, parse_float=_float, parse_int=_int,
+                          object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         # A file cut short fails where the text ends (or in a string that never closes).
         cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
@@ -260,9 +299,10 @@ def _check(path: Path, doc: Any) -> None:
 
 
 def _check_values(path: Path, doc: dict) -> None:
-    """Depth, numbers and text, in document order: nothing nested deeper than MAX_DEPTH, no NaN, Infinity
-    or number beyond a double, no string that is not text (a lone surrogate, which ``\\ud800`` escapes
-    can produce but no UTF-8 file can hold, and no report could be written with)."""
+    """Depth, keys, numbers and text, in document order: nothing nested deeper than MAX_DEPTH, no object that
+    names a key twice, no NaN, Infinity or number beyond a double, no string that is not text (a lone
+    surrogate, which ``\\ud800`` escapes can produce but no UTF-8 file can hold, and no report could be
+    written with)."""
     stack: list[tuple[Any, tuple, int]] = [(doc, (), 0)]
     while stack:
         value, where, depth = stack.pop()
@@ -276,6 +316,9 @@ def _check_values(path: Path, doc: dict) -> None:
         elif isinstance(value, dict):
             for key in value:
                 _check_text(path, where + (key,), key)
+            if isinstance(value, _DuplicateKeys):
+                raise ResultsFileError(path, f"{_where(where)}: the key {_show(value.duplicate)} appears twice "
+                                             "(one object holds each key once)")
             stack.extend((v, where + (k,), depth + 1) for k, v in reversed(value.items()))
         elif isinstance(value, list):
             stack.extend((v, where + (i,), depth + 1) for i, v in reversed(list(enumerate(value))))

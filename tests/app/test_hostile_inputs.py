@@ -22,6 +22,8 @@ as documented (exit 0, finite output, a one-line note on stderr where the settin
 | an entry with verdict "maybe" (diff)   | exit 2, names the entry's field and the four verdicts         |
 | results.json of a newer schema         | exit 2, names the schema and the ones this version reads      |
 | truncated results.json (report --from) | exit 2, names the file, says it ends early; nothing written   |
+| a key twice in one object of a results file (report --from, diff, list --from) | exit 2, names the object and the key |
+| a run whose results.json the reader would refuse | exit 2, names the field; no results.json, nothing else written |
 | a bad --from file (list)               | exit 2; a bad default report/results.json: warning, exit 0    |
 | MNIST IDX header not matching its size | exit 2 before any claim runs, names the file (plain or .gz)   |
 | MNIST file that is a folder            | exit 2, names the missing file                                |
@@ -34,7 +36,9 @@ import gzip
 import json
 import math
 import os
+import re
 import struct
+from dataclasses import replace
 
 import pytest
 
@@ -179,6 +183,65 @@ def test_report_from_a_truncated_file_writes_nothing(capsys, tmp_path, tiny_run)
     code, out, err = _run(capsys, "report", "--from", str(path), "--out", str(tmp_path / "out"), "--format", "json")
     assert code == 2 and out == "" and _refused(err, "--from", repr(str(path)), "truncated"), err
     assert not (tmp_path / "out").exists()
+
+
+def _duplicated(text: str, field: str, again: str) -> str:
+    """The file's text with ``field`` (its first occurrence, ``"name": value``) followed by ``again``: one object
+    naming a key twice."""
+    at = text.index(field) + len(field)
+    return text[:at] + ", " + again + text[at:]
+
+
+@pytest.mark.parametrize("field, again, where", [
+    ('"verdict": "confirmed"', '"verdict": "refuted"', "results[0]: the key 'verdict' appears twice"),
+    ('"tool": "moecl-verify"', '"tool": "moecl-verify"', "the document: the key 'tool' appears twice"),
+    ('"features": "gaussian"', '"features": "definition1"', "results[0].key: the key 'features' appears twice"),
+])
+def test_a_key_twice_in_one_object_is_refused_by_every_reader(capsys, tmp_path, tiny_run, field, again, where):
+    # Before: json kept the last of the two, so the file read as whichever value a parser happened to keep.
+    from moecl_verify.reports import results_json
+
+    good = results_json.write(tiny_run, tmp_path / "good.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text(_duplicated(good.read_text(encoding="utf-8"), field, again), encoding="utf-8")
+    json.loads(bad.read_text(encoding="utf-8"))  # still JSON: only the key twice is wrong
+    with pytest.raises(results_json.ResultsFileError, match=re.escape(where)):
+        results_json.load(bad)
+    out = tmp_path / "out"
+    for args, prefix in ((["report", "--from", str(bad), "--out", str(out), "--format", "json,md"], "--from"),
+                         (["diff", str(good), str(bad)], "diff"), (["list", "--from", str(bad)], "--from")):
+        code, stdout, err = _run(capsys, *args)
+        assert code == 2 and _refused(err, prefix, repr(str(bad)), where), (args, err)
+        assert stdout == "" and "Traceback" not in err
+    assert not out.exists()
+
+
+def _without_evidence_type(results: list) -> None:
+    results[1] = replace(results[1], evidence_type="")
+
+
+def _twice(results: list) -> None:
+    results.insert(2, results[1])
+
+
+@pytest.mark.parametrize("spoil, words", [
+    (_without_evidence_type, ["results[1].evidence_type: '' is not one of mean"]),
+    (_twice, ["results[2] has the key of results[1]"]),
+])
+def test_a_run_whose_results_file_the_reader_would_refuse_writes_nothing(capsys, tmp_path, monkeypatch, tiny_run,
+                                                                         spoil, words):
+    # Before: results.json was written as it came, and `report --from`, `diff` and `list --from` refused it.
+    from moecl_verify.checks import runner
+
+    results = list(tiny_run.results)
+    spoil(results)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: replace(tiny_run, results=tuple(results)))
+    out = tmp_path / "out"
+    code, stdout, err = _run(capsys, "run", "--claims", "lemma2", "--out", str(out), "--quiet", "--format", "json,md")
+    path = out / "results.json"
+    assert code == 2 and _refused(err, repr(str(path)), "not written: the reader would refuse it", *words), err
+    assert "Traceback" not in err and stdout == ""
+    assert list(out.iterdir()) == []  # nor any other report, nor run-info.json
 
 
 def test_list_refuses_a_bad_from_file_and_warns_about_a_bad_default(capsys, tmp_path, monkeypatch, results_document):

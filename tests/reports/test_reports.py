@@ -160,6 +160,13 @@ def test_a_schema_2_file_gets_its_keys_by_the_documented_mapping(tmp_path):
     (lambda t: t[:-30], "the file ends early (truncated?)"),
     (lambda t: "[]", "not a moecl-verify results file: a JSON array, not an object"),
     (lambda t: b"\xff" + t.encode(), "not UTF-8 text (byte 0xff at offset 0)"),
+    (lambda t: t.replace('"verdict": "refuted"', '"verdict": "confirmed", "verdict": "refuted"', 1),
+     "results[0]: the key 'verdict' appears twice (one object holds each key once)"),
+    (lambda t: t.replace('"seed": 0', '"seed": 0, "seed": 0'), "meta: the key 'seed' appears twice"),
+    # the number hooks still read what they read: the first problem in document order is named
+    (lambda t: t.replace('"seed": 0', '"seed": NaN').replace('"verdict": "refuted"', '"verdict": "refuted", '
+                                                               '"verdict": "refuted"', 1),
+     "meta.seed: NaN is not a finite number"),
 ])
 def test_read_refuses_in_one_line_naming_the_file_and_the_field(tmp_path, text, problem):
     good = json.dumps(_tiny_document(), indent=2)
@@ -170,6 +177,27 @@ def test_read_refuses_in_one_line_naming_the_file_and_the_field(tmp_path, text, 
         results_json.read(path)
     message = str(caught.value)
     assert message.startswith(f"{str(path)!r}: ") and "\n" not in message and problem in message, message
+
+
+def test_write_refuses_a_document_the_reader_would_refuse_and_writes_nothing(tmp_path):
+    from dataclasses import replace
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tiny_document()), encoding="utf-8")
+    run = results_json.load(path)
+    before = path.read_bytes()
+    spoiled = replace(run, results=(replace(run.results[0], evidence_type=""),))
+    with pytest.raises(results_json.ResultsNotWritten) as caught:
+        results_json.write(spoiled, path)
+    message = str(caught.value)
+    assert message == (f"{str(path)!r}: not written: the reader would refuse it (results[0].evidence_type: '' is "
+                       "not one of mean, criterion, proportion, scaling, exact)")
+    assert path.read_bytes() == before  # the earlier file is left as it was
+    with pytest.raises(results_json.ResultsNotWritten):
+        results_json.write(spoiled, tmp_path / "new.json")
+    assert not (tmp_path / "new.json").exists()
+    results_json.write(run, tmp_path / "good.json")  # what the reader accepts is written
+    assert results_json.load(tmp_path / "good.json") == run
 
 
 @pytest.mark.parametrize("where, problem", [("folder", "cannot read (No such file or directory)"),

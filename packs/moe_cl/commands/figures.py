@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from moecl_verify import execution
+from moecl_verify.errors import UsageError
 from moecl_verify.packs.moe_cl import texts
 from moecl_verify.parsing import nonneg_int, writable_dir
 
@@ -35,6 +36,9 @@ def run(args) -> int:
                                 lanes=execution.lanes(args), pack=texts.NAME)
         display.step("drawing figures")
         written = artifact_figures.write(result, out)
-    written.append(results_json.write(result, out / "results.json"))
+    try:
+        written.append(results_json.write(result, out / "results.json"))
+    except results_json.ResultsNotWritten as exc:
+        raise UsageError(str(exc)) from None
     print(f"{len(written) - 1} figures ({', '.join(p.name for p in written[:-1])}) and results.json in {out}{os.sep}")
     return 0
