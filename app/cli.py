@@ -229,7 +229,8 @@ def _formats(text: str) -> list[str]:
     return chosen
 
 
-def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = None) -> list[Path]:
+def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = None,
+                   shown_as: Path | None = None) -> list[Path]:
     """Render the chosen outputs from ``run`` (results only; nothing is recomputed,
     except that an executed notebook reruns its claims in a kernel)."""
     from moecl_verify.reports import junit, markdown, results_json
@@ -239,7 +240,8 @@ def _write_reports(run, out: Path, formats: list[str], cache_dir: str | None = N
         try:
             written.append(results_json.write(run, out / "results.json"))
         except results_json.ResultsNotWritten as exc:  # first, so that no other output of the run is written
-            raise UsageError(str(exc)) from None
+            # Named where it would have gone, not by the staging folder it was written in.
+            raise UsageError(str(exc).replace(str(out), str(shown_as or out))) from None
     figure_files: dict = {}
     if {"md", "html", "ipynb"} & set(formats):
         from moecl_verify.reports import figures
@@ -348,8 +350,7 @@ def cmd_run(args) -> int:
         elapsed = time.monotonic() - started
         cache_dir = None if args.no_cache else (args.cache_dir or execution.default_cache_dir())
         display.step("writing reports")
-        _validated(result)
-        _write_reports(result, folder.staging, formats, cache_dir)
+        _write_reports(result, folder.staging, formats, cache_dir, shown_as=folder.path)
         out = folder.path
         _write_run_info(folder.staging, args, elapsed, chunks, records, timings, group_memory)
         done = _commit(folder, result, "run")
@@ -357,19 +358,6 @@ def cmd_run(args) -> int:
     if args.strict and result.counts()["refuted"]:
         return EXIT_REFUTED
     return EXIT_OK
-
-
-def _validated(run) -> None:
-    """Refuse, before any file is written, a results document the reader would refuse."""
-    from moecl_verify.reports import results_json
-
-    check = getattr(results_json, "check_writable", None)
-    if check is not None:
-        try:
-            check(run)
-        except results_json.ResultsFileError as exc:
-            raise UsageError(f"the run's results do not validate against results.schema.json, so nothing was "
-                             f"written: {exc}") from None
 
 
 def _write_run_info(staging: Path, args, elapsed, chunks, records, timings, group_memory) -> None:
@@ -407,7 +395,7 @@ def cmd_report(args) -> int:
     _check_pack_of(result, args.pack, "--from")
     with RunDisplay(quiet=args.quiet, claims=False) as display, folder:
         display.step("writing reports")
-        _write_reports(result, folder.staging, formats)
+        _write_reports(result, folder.staging, formats, shown_as=folder.path)
         done = _commit(folder, result, "report")
     print("\n".join(_closing_lines(result, folder.path, done.names())))
     return EXIT_OK

@@ -204,6 +204,12 @@ def _embed_images(body: str, base: Path) -> str:
         path = base / src
         if src.startswith(("data:", "http:", "https:")) or not path.is_file():
             return match.group(0)
+        # Only the report's own figures are embedded: a results file naming /etc/passwd or ../secret must not
+        # copy that file into a page that is sent around.
+        try:
+            path.resolve().relative_to(Path(base).resolve())
+        except ValueError:
+            return match.group(0)
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         return f'{match.group(1)}data:image/png;base64,{data}{match.group(3)}'
 

@@ -95,3 +95,21 @@ def test_markdown_links_with_script_targets_stay_text(tmp_path: Path):
     body = page.split("<body>", 1)[1]
     assert "javascript:" not in re.sub(r">[^<]*<", "><", body)  # in no attribute: only in the text
     assert body.count("<a ") == 1 and '<a href="#ok">d</a>' in body and "<img" not in body
+
+
+def test_only_the_reports_own_files_are_embedded(tmp_path):
+    """A results text naming a file outside the report's folder (../secret, /etc/...) leaves it a link; the
+    report's own figures are embedded."""
+    import base64
+
+    from moecl_verify.reports import html
+
+    base = tmp_path / "report"
+    base.mkdir()
+    (base / "fig.png").write_bytes(b"\x89PNG figure bytes")
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"the user's secret")
+    (base / "link.png").symlink_to(secret)
+    page = html.render(f"![a](../secret.txt)\n\n![b]({secret})\n\n![c](link.png)\n\n![d](fig.png)\n", base)
+    assert base64.b64encode(b"the user's secret").decode() not in page
+    assert base64.b64encode(b"\x89PNG figure bytes").decode() in page
