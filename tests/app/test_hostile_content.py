@@ -13,16 +13,21 @@ anywhere (the folder tree around the command, cache included, is the same after 
 | --mnist: NaN pixel values (a float IDX file)               | exit 2, names the images file                        |
 | --mnist: identical images (the gate's input undefined)     | exit 2, names the folder                             |
 | --mnist: images not divisible into 14 x 14 blocks          | exit 2, names the images file and their size         |
+| simulate --plot into a folder that does not exist, a file, | exit 2 before simulating, names --plot               |
+| a folder, an unknown suffix, an unwritable folder          |                                                      |
+| simulate --plot when saving fails (e.g. a full disk)       | exit 2, names --plot; no partial file, old one kept  |
 
 Before this check existed, the MNIST folders above ran into Figure 3 and failed there with a traceback ("s = 100
 exceeds the smallest task pool", "eta must be finite and > 0, got nan") or, with another claim chosen, were
-accepted.  The runs here choose a quick claim (lemma2): the refusal comes as the command line is read, whatever
-the claims, so without the check the run goes on and writes its reports.  The three faults of Figure 3 itself are also run as a user starts them,
+accepted; ``simulate --plot`` simulated first and then failed with a traceback.  The runs here choose a quick
+claim (lemma2): the refusal comes as the command line is read, whatever the claims, so without the check the run
+goes on and writes its reports.  The three faults of Figure 3 itself are also run as a user starts them,
 in a subprocess with Figure 3's claim.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
 import struct
@@ -213,3 +218,95 @@ def test_the_content_check_needs_no_jax(tmp_path):
     assert ran.stdout.splitlines() == [str(good.resolve()), f"--mnist: {bad / 'train-images-idx3-ubyte'} has 60 "
                                        "images; Figure 3's tasks need at least 301 (each task draws 100 training "
                                        "images per round from its digits, and every digit 0-9 must appear)"]
+
+
+# -- simulate --plot -------------------------------------------------------------------------------------------------
+
+SIMULATE = ["simulate", "--T", "3", "--replicates", "4", "--engine", "numpy", "--json"]
+
+
+@pytest.fixture
+def simulations(monkeypatch):
+    """The simulator, counting its calls: a refused --plot must stop the command before it simulates."""
+    from moecl_verify.numeric import single_expert
+
+    calls = []
+    real = single_expert.simulate_single_expert
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(single_expert, "simulate_single_expert", counted)
+    return calls
+
+
+def _plot_cases(place: Path) -> dict:
+    (place / "notes.txt").write_text("not a folder")
+    (place / "pictures").mkdir()
+    return {
+        "folder missing": (place / "missing" / "f.png", ["the folder", "missing", "does not exist"]),
+        "folder is a file": (place / "notes.txt" / "f.png", ["notes.txt' is not a folder"]),
+        "path is a folder": (place / "pictures", ["pictures' is a folder"]),
+        "unknown suffix": (place / "f.txt", ["cannot write a picture as .txt", ".png", ".pdf", ".svg"]),
+    }
+
+
+@pytest.mark.parametrize("case", ["folder missing", "folder is a file", "path is a folder", "unknown suffix"])
+def test_plot_path_that_cannot_be_written_is_refused_before_simulating(capsys, place, simulations, case):
+    path, words = _plot_cases(place)[case]
+    before = _tree(place)
+    code = main([*SIMULATE, "--plot", str(path)])
+    out, err = capsys.readouterr()
+    _assert_refused(code, out, err, "--plot: ", *words)
+    assert simulations == [] and _tree(place) == before
+
+
+def test_plot_into_an_unwritable_folder_is_refused_before_simulating(capsys, place, simulations):
+    # A folder without write permission; as root, who may write into any folder, sysfs (no files can be made there).
+    root = os.geteuid() == 0
+    locked = Path("/sys") if root else place / "locked"
+    if root and not (sys.platform.startswith("linux") and locked.is_dir()):
+        pytest.skip("no folder that root cannot write into")
+    if not root:
+        locked.mkdir()
+        locked.chmod(0o500)
+    try:
+        before = _tree(place)
+        code = main([*SIMULATE, "--plot", str(locked / "f.png")])
+        out, err = capsys.readouterr()
+        after = _tree(place)
+    finally:
+        if not root:
+            locked.chmod(0o700)
+    _assert_refused(code, out, err, "--plot: cannot write into the folder", str(locked / "f.png"))
+    assert simulations == [] and after == before and not (locked / "f.png").exists()
+
+
+def test_plot_that_fails_while_saving_is_one_line_and_leaves_the_old_file(capsys, place, monkeypatch):
+    # Before: the OSError of matplotlib's savefig escaped as a traceback after the simulation.
+    from matplotlib.figure import Figure
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Figure, "savefig", full_disk)
+    picture = place / "f.png"
+    picture.write_bytes(b"the picture of an earlier run")
+    before = _tree(place)
+    code = main([*SIMULATE, "--plot", str(picture)])
+    out, err = capsys.readouterr()
+    _assert_refused(code, out, err, "--plot: cannot write", str(picture), os.strerror(errno.ENOSPC))
+    # The folder's own mtime moves (the picture is written to a temporary file beside it, then removed); every
+    # file in it is as it was, and no file was added.
+    assert _files(place) == _files(place, before) and picture.read_bytes() == b"the picture of an earlier run"
+
+
+@pytest.mark.parametrize("name, magic", [("f.png", b"\x89PNG\r\n\x1a\n"), ("f.PDF", b"%PDF"), ("f.svg", b"<?xml"),
+                                         ("curves", b"\x89PNG\r\n\x1a\n")])
+def test_plot_is_written_in_the_format_of_its_suffix(capsys, place, name, magic):
+    code = main([*SIMULATE, "--plot", str(place / name)])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert (place / name).read_bytes().startswith(magic)
+    assert sorted(p.name for p in place.iterdir() if p.name != "cache") == [name]  # no temporary file left
