@@ -2,7 +2,8 @@
 (or a C locale, an old console) printing σ0, ≤ or — raised ``UnicodeEncodeError`` in the middle of a command,
 e.g. ``list --pack moe-chapter`` at its first line, or ``run`` after every file was written.  After
 ``configure_streams()`` such streams write ASCII spellings instead (σ0 as sigma0, ≤ as <=), and streams that can
-show everything are left alone.
+show everything are left alone.  The progress display (app/progress.py) spells its lines in ASCII itself on
+such a stream, so that they keep their width.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from moecl_verify.console import ERRORS, ascii_spelling, can_encode, configure_streams
 from moecl_verify.execution import CACHE_ENV
+from moecl_verify.progress import LOG_WIDTH, RunDisplay
 
 pytestmark = pytest.mark.app
 
@@ -114,3 +116,44 @@ def test_run_into_a_folder_with_greek_in_its_name_ends_normally(tmp_path):
     assert ran.stdout.isascii() and ran.stderr.isascii()
     assert f"all outputs in {tmp_path}/sigma-run/".encode() in ran.stdout
     assert (out / "results.json").is_file()
+
+
+# -- the progress display --------------------------------------------------------------------------------------------
+
+LONG = "fig2 runs σ0 = 0.4 — η ≤ 1, λ = 0.3 " + "x" * 120
+
+
+def _ascii_stream() -> io.TextIOWrapper:
+    """A stream that raises on anything ASCII cannot hold (Python's default for stdout)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict", write_through=True)
+
+
+def test_the_log_display_on_an_ascii_stream_spells_and_keeps_its_width():
+    stream = _ascii_stream()
+    with RunDisplay(stream=stream) as display:
+        assert display.mode == "log"
+        display.claim(1, 1, "lemma2", "start")
+        display.step(LONG)
+        display.claim(1, 1, "lemma2", "done")
+    lines = stream.buffer.getvalue().decode("ascii").splitlines()
+    assert lines[0].startswith("fig2 runs sigma0 = 0.4 - eta <= 1, lambda = 0.3 xxx") and lines[0].endswith("...")
+    assert all(len(line) <= LOG_WIDTH for line in lines) and lines[1].startswith("[1/1] lemma2 done")
+
+
+def test_the_terminal_display_on_an_ascii_stream_spells_and_keeps_its_width(monkeypatch):
+    import re
+
+    from rich.console import Console
+
+    monkeypatch.setenv("TERM", "xterm")  # a terminal that draws frames (under TERM=dumb rich draws only the last)
+    stream = _ascii_stream()
+    console = Console(file=stream, force_terminal=True, width=100, color_system=None)
+    with RunDisplay(console=console) as display:
+        display.claim(1, 2, "lemma2", "start")
+        display.work(LONG, 3, 10)
+        display._rich.refresh()  # the periodic refresh, drawn now
+        display.claim(1, 2, "lemma2", "done")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.buffer.getvalue().decode("ascii"))
+    frames = [f for f in re.split(r"[\r\n]", text) if f.strip()]
+    assert any("lemma2 * fig2 runs sigma0 = 0.4 - eta <=" in f for f in frames), frames
+    assert all(len(f) <= 100 for f in frames), frames  # cut to the width, after spelling
