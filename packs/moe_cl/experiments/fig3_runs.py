@@ -232,8 +232,9 @@ def _check_labels(path, labels: np.ndarray) -> np.ndarray:
     labels = labels.astype(np.int64)
     missing = sorted(set(DIGITS) - set(np.unique(labels).tolist()))
     if missing:
-        raise ValueError(f"{path}: no image of digit{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}; Figure 3's task definitions "
-                         f"({', '.join(DEFINITIONS)}) need every digit 0-9")
+        which = f"digit{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}"
+        raise ValueError(f"{path}: no image of {which}; Figure 3's task definitions ({', '.join(DEFINITIONS)}) "
+                         "need every digit 0-9")
     return labels
 
 
@@ -251,8 +252,8 @@ def _check_images(path, images: np.ndarray) -> np.ndarray:
 
 def check_mnist_content(folder, headers: dict) -> None:
     """Refuse, with a ``ValueError`` of one line naming the file, an MNIST folder whose well-formed files
-    (``headers``: numeric/idx.py::check_mnist, just run) cannot be used by every Figure 3 run: images not square or
-    not divisible into MNIST_D x MNIST_D blocks, fewer images than :func:`mnist_minimum`, labels that are not
+    (``headers``: numeric/idx.py::check_mnist, just run) cannot be used by every Figure 3 run: images not
+    square or not divisible into MNIST_D x MNIST_D blocks, fewer images than :func:`mnist_minimum`, labels that are not
     digits or miss one, a task pool smaller than S, pixel values that are not finite, only blank images (of
     the file, or of one digit), or tasks whose averaged images coincide (the gate's input, and sigma0 with
     it, undefined).  Run when the command line is read, so that such a folder stops the run before any
