@@ -27,13 +27,13 @@ CONFIGURE = "from moecl_verify.console import configure_streams; configure_strea
 SAMPLE = "print('σ0 ≤ 1 — ok')"
 
 
-def _python(code: str, encoding: str | None = "ascii", cwd=None, env: dict | None = None) -> subprocess.CompletedProcess:
+def _python(code: str, encoding: str | None = "ascii", env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -c code`` with stdout and stderr encoded as ``encoding`` (PYTHONIOENCODING), as bytes."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONIOENCODING"}
     if encoding is not None:
         environment["PYTHONIOENCODING"] = encoding
     environment.update(env or {})
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, env=environment, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, env=environment, timeout=300)
 
 
 def test_without_it_an_ascii_stdout_fails_on_the_papers_notation():

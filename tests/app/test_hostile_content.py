@@ -83,7 +83,8 @@ def _tree(root: Path) -> dict:
 def _files(root: Path, tree: dict | None = None) -> dict:
     """:func:`_tree` (of ``root`` now, or the one given) without the folders' modification times."""
     tree = _tree(root) if tree is None else tree
-    return {path: (True, None, None) if is_dir else (is_dir, size, mtime) for path, (is_dir, size, mtime) in tree.items()}
+    return {path: (True, None, None) if is_dir else (is_dir, size, mtime)
+            for path, (is_dir, size, mtime) in tree.items()}
 
 
 @pytest.fixture
