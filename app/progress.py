@@ -14,6 +14,8 @@ import os
 import sys
 import time
 
+from moecl_verify.console import ascii_spelling, can_encode
+
 
 class Progress:
     def __init__(self, stream=None, delay: float = 2.0, interval: float = 0.5, enabled: bool = True):
@@ -57,9 +59,9 @@ LOG_WIDTH = 80
 _current: "RunDisplay | None" = None
 
 
-def fit(text: str, width: int = LOG_WIDTH) -> str:
-    """``text`` cut to ``width`` characters, an ellipsis marking the cut."""
-    return text if len(text) <= width else text[: width - 1] + "…"
+def fit(text: str, width: int = LOG_WIDTH, ellipsis: str = "…") -> str:
+    """``text`` cut to ``width`` characters, ``ellipsis`` marking the cut."""
+    return text if len(text) <= width else text[: width - len(ellipsis)] + ellipsis
 
 
 def _clock(seconds: float) -> str:
@@ -91,6 +93,9 @@ class RunDisplay:
 
     def __init__(self, stream=None, quiet: bool = False, console=None, claims: bool = True):
         self.stream = stream if stream is not None else sys.stderr
+        # A stream that cannot hold the tool's notation (an ASCII terminal) gets its text spelt in ASCII before it
+        # is measured and cut, so that lines keep their width (σ is written as sigma, five characters, not one).
+        self.ascii = not can_encode(console.file if console is not None else self.stream)
         self.mode = "quiet" if quiet else "terminal" if console is not None or _is_terminal(self.stream) else "log"
         self.claims = claims
         self._console = console
@@ -142,9 +147,10 @@ class RunDisplay:
                 return Text(text, style="progress.elapsed")
 
         console = self._console or Console(file=self.stream)
-        # The detail takes what is left of the line and is cut with an ellipsis, never wrapped.
+        # The detail takes what is left of the line and is cut with an ellipsis (cropped on an ASCII stream, where
+        # rich's ellipsis would be written as three characters), never wrapped.
         detail = TextColumn("{task.fields[detail]}", markup=False,
-                            table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1))
+                            table_column=Column(no_wrap=True, overflow="crop" if self.ascii else "ellipsis", ratio=1))
         if claims:
             columns = [TextColumn("{task.fields[count]}", markup=False), BarColumn(bar_width=10), Clock(), detail]
         else:
@@ -157,10 +163,16 @@ class RunDisplay:
         # Claim boundaries and steps are drawn at once; a configuration's counts wait for the
         # next periodic refresh, as they may change hundreds of times a second.
         if self._rich is not None:
+            if self.ascii and "detail" in fields:
+                fields["detail"] = ascii_spelling(fields["detail"])
             self._rich.update(self._task, refresh=refresh, **fields)
 
     def _log(self, text: str) -> None:
-        self.stream.write(fit(text) + "\n")
+        if self.ascii:
+            text = fit(ascii_spelling(text), ellipsis="...")
+        else:
+            text = fit(text)
+        self.stream.write(text + "\n")
         self.stream.flush()
 
     # -- callbacks -------------------------------------------------------------------------------

@@ -135,17 +135,22 @@ class TaskSet:
         return np.ascontiguousarray(x, dtype=np.float32), y
 
 
+def task_groups(definition: str) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...], int]:
+    """The digits each task of ``definition`` draws its images from, each task's mirror and the number of
+    classes: what :func:`make_tasks` builds the tasks from, and so what a data set must hold for them (which
+    digits, in which groups), for a check of the data before any task is built."""
+    if definition == "mirrors":
+        return (tuple(range(10)),) * len(MIRRORS), MIRRORS, 10
+    if definition == "split":
+        return SPLIT_GROUPS, ("none",) * len(SPLIT_GROUPS), len(SPLIT_GROUPS[0])
+    raise ValueError(f"definition must be one of {DEFINITIONS}, got {definition!r}")
+
+
 def make_tasks(data: DigitData, definition: str, test_size: int, centered: bool = True) -> TaskSet:
     """The three tasks of ``definition`` over ``data``; each task's test set is its first ``test_size``
     eligible held-out images (fewer if every task has fewer: the sizes are made equal).  ``centered``: the
     gate's inputs are taken relative to the tasks' mean training image (:func:`gate_inputs`)."""
-    if definition == "mirrors":
-        groups = (tuple(range(10)),) * len(MIRRORS)
-        mirrors, classes = MIRRORS, 10
-    elif definition == "split":
-        groups, mirrors, classes = SPLIT_GROUPS, ("none",) * len(SPLIT_GROUPS), len(SPLIT_GROUPS[0])
-    else:
-        raise ValueError(f"definition must be one of {DEFINITIONS}, got {definition!r}")
+    groups, mirrors, classes = task_groups(definition)
     label_maps = np.full((len(groups), 10), -1, dtype=np.int64)
     for n, group in enumerate(groups):
         label_maps[n, list(group)] = np.arange(len(group)) if definition == "split" else np.array(group)

@@ -130,11 +130,13 @@ def check_idx(path: str | Path) -> IdxHeader:
         return header
 
 
-def read_idx(path: str | Path) -> np.ndarray:
+def read_idx(path: str | Path, checked: bool = False) -> np.ndarray:
     """Read one IDX file, gzip-compressed or plain; its header is checked first (:func:`check_idx`), so
-    nothing larger than the file's (decompressed) contents is allocated."""
+    nothing larger than the file's (decompressed) contents is allocated.  ``checked``: the caller has just
+    checked it so (e.g. by :func:`check_mnist`), and a compressed file is not decompressed once more for it."""
     path = Path(path)
-    check_idx(path)
+    if not checked:
+        check_idx(path)
     raw = path.read_bytes()
     if raw[:2] == GZIP_MAGIC:
         try:

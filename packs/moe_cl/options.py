@@ -11,20 +11,23 @@ from moecl_verify.errors import UsageError
 def mnist_dir(value: str | None) -> str | None:
     """``--mnist``: an existing folder holding MNIST's four IDX files, as an absolute path (None: not given).
 
-    Each file's header is checked against its length and the images against the labels here, before any
-    claim runs, without loading the data (numeric/idx.py::check_mnist): a damaged or unreadable file is a
-    one-line error naming it, not a traceback minutes into the run."""
+    Checked here, before any claim runs, so that a folder Figure 3 cannot use is a one-line error naming the
+    file, not a traceback minutes into the run: first each file's header against its length and the images
+    against the labels, without loading the data (numeric/idx.py::check_mnist), then the content against what
+    every Figure 3 run needs (packs/moe_cl/experiments/fig3_runs.py::check_mnist_content: enough images of
+    every digit for each task, images that are not blank)."""
     if value is None:
         return None
-    from moecl_verify.numeric.idx import IdxError, check_mnist
+    from moecl_verify.numeric.idx import check_mnist
+    from moecl_verify.packs.moe_cl.experiments.fig3_runs import check_mnist_content
 
     folder = Path(value)
     try:
         if not folder.is_dir():
             raise UsageError(f"--mnist must name a folder holding MNIST's IDX files, got {value!r}")
-        check_mnist(folder)
+        check_mnist_content(folder, check_mnist(folder))
         return str(folder.resolve())
-    except (FileNotFoundError, IdxError) as exc:
+    except (FileNotFoundError, ValueError) as exc:  # IdxError (a malformed file) is a ValueError
         raise UsageError(f"--mnist: {exc}") from None
     except OSError as exc:
         raise UsageError(f"--mnist: {exc.filename or value}: cannot read ({exc.strerror or exc})") from None

@@ -2,7 +2,8 @@
 
 Prints, per round, the Monte Carlo mean ± standard error of F_t and G_t over
 replicates (``--json`` for machines), and for the MoE model a summary of the
-gate (freeze rounds, loads, expert sets).  ``--plot FILE`` draws the curves.
+gate (freeze rounds, loads, expert sets).  ``--plot FILE`` draws the curves (its path is checked before
+the simulation starts: commands/plot.py).
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def add_arguments(sim) -> None:
     sim.add_argument("--seed", type=nonneg_int("--seed"), default=0)
     sim.add_argument("--every", type=int_at_least("--every", 1), default=1, help="print every k-th round")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
-    sim.add_argument("--plot", default=None, help="write a PNG of the F_t and G_t curves to this file")
+    sim.add_argument("--plot", default=None,
+                     help="draw the F_t and G_t curves into this file, in the format of its suffix (.png, .pdf, "
+                     ".svg, ...; PNG without one); its folder must exist and be writable")
     moe = sim.add_argument_group("MoE model (--model moe; Algorithm 1)")
     moe.add_argument("--M", type=int_at_least("--M", 1), default=5)
     moe.add_argument("--eta", type=finite_float("--eta"), default=0.5)
@@ -297,6 +300,11 @@ def cmd_simulate(args) -> int:
     from moecl_verify.numeric.seeding import generator_for
 
     _validate(args)
+    if args.plot:
+        # Refused now, not after a simulation that may take minutes.
+        from moecl_verify.packs.moe_cl.commands.plot import check_path
+
+        check_path(args.plot)
     chunk_size = memory_plan(args.replicates, args.T, args.d, args.s, args.model == "moe")
     for warning in _warnings(args):
         print(f"moecl-verify: note: {warning}", file=sys.stderr)

@@ -34,7 +34,7 @@ from moecl_verify.packs.moe_cl.experiments.model_readings import SIGMA0_CONVENTI
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric import digit_tasks
 from moecl_verify.numeric.chunk import Chunk
-from moecl_verify.numeric.idx import load_mnist
+from moecl_verify.numeric.idx import MNIST_FILES, LabelledImages, find_file, load_mnist, read_idx
 from moecl_verify.numeric.seeding import generator_for
 
 N = 3
@@ -191,6 +191,109 @@ def parameters(task_set: digit_tasks.TaskSet) -> dict:
     """sigma0 from the gate's inputs and Algorithm 1's parameters from it (``fig3.sigma0``)."""
     sigma0 = math.sqrt(digit_tasks.input_variance(task_set))
     return {"sigma0": sigma0, "eta": sigma0**0.5, "alpha": sigma0**0.5, "lam": sigma0**1.25, "Gamma": sigma0**1.25}
+
+
+# -- what an MNIST folder must hold (checked by ``--mnist`` before any claim runs) -------------------------------
+
+DIGITS = tuple(range(10))  # the labels MNIST's files hold, and every one the task definitions classify
+
+
+def _pools(definition: str) -> tuple[tuple[int, ...], ...]:
+    """The distinct training pools (digit groups) of one task definition's tasks (``mirrors``: one pool, shared by
+    its three tasks)."""
+    return tuple(dict.fromkeys(digit_tasks.task_groups(definition)[0]))
+
+
+def mnist_minimum() -> dict[str, int]:
+    """The fewest training and test images any folder must hold for every Figure 3 run, whatever the budget:
+
+    * training: each round draws S images without replacement from its task's pool (numeric/dnn_moe.py,
+      draw_replicate), so every pool of every task definition needs S images, and every digit of DIGITS must
+      appear; a definition's pools are disjoint, so it needs sum(max(S, digits in the pool)) plus one image
+      of each digit none of its pools uses ('split': 3 x 100 for {0, 1, 2}, {3, 4, 5}, {6, 7, 8} and one 9);
+    * test: a task's test set is its first TEST_SIZE["mnist"] eligible test images, fewer when there are fewer
+      (digit_tasks.make_tasks), so the code needs at least one per task; here every digit once (10), so that no
+      task is tested without one of the classes it learns."""
+    train = max(sum(max(S, len(pool)) for pool in _pools(d)) + len(set(DIGITS).difference(*_pools(d)))
+                for d in DEFINITIONS)
+    return {"train": train, "test": len(DIGITS)}
+
+
+def _digits(values) -> str:
+    return "{" + ", ".join(str(v) for v in values) + "}"
+
+
+def _check_labels(path, labels: np.ndarray) -> np.ndarray:
+    """The labels as int64, refused unless each is a digit of DIGITS and every digit appears."""
+    finite = np.isfinite(labels)
+    whole = np.where(finite, labels, 0)
+    bad = ~finite | (whole != np.round(whole)) | (whole < min(DIGITS)) | (whole > max(DIGITS))
+    if bad.any():
+        raise ValueError(f"{path}: label {labels[bad][0].item()} is not a digit 0-9 (MNIST's labels are the digits)")
+    labels = labels.astype(np.int64)
+    missing = sorted(set(DIGITS) - set(np.unique(labels).tolist()))
+    if missing:
+        which = f"digit{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}"
+        raise ValueError(f"{path}: no image of {which}; Figure 3's task definitions ({', '.join(DEFINITIONS)}) "
+                         "need every digit 0-9")
+    return labels
+
+
+def _check_images(path, images: np.ndarray) -> np.ndarray:
+    """Per image: whether it is blank (one value throughout); refused when a value is not finite or every
+    image is blank."""
+    flat = images.reshape(len(images), -1)
+    if images.dtype.kind == "f" and not np.isfinite(flat).all():
+        raise ValueError(f"{path}: pixel values that are not finite (NaN or infinite); Figure 3 cannot train on them")
+    blank = flat.max(axis=1) == flat.min(axis=1)
+    if blank.all():
+        raise ValueError(f"{path}: every image is blank (one value throughout); Figure 3 needs images of digits")
+    return blank
+
+
+def check_mnist_content(folder, headers: dict) -> None:
+    """Refuse, with a ``ValueError`` of one line naming the file, an MNIST folder whose well-formed files
+    (``headers``: numeric/idx.py::check_mnist, just run) cannot be used by every Figure 3 run: images not
+    square or not divisible into MNIST_D x MNIST_D blocks, fewer images than :func:`mnist_minimum`, labels that are not
+    digits or miss one, a task pool smaller than S, pixel values that are not finite, only blank images (of
+    the file, or of one digit), or tasks whose averaged images coincide (the gate's input, and sigma0 with
+    it, undefined).  Run when the command line is read, so that such a folder stops the run before any
+    claim starts instead of failing minutes into Figure 3 with an error about its inner workings.  Needs
+    no JAX: the data is read and reduced as the run would (mnist_digits, make_tasks, parameters)."""
+    paths = {key: find_file(folder, stem) for key, stem in MNIST_FILES.items()}
+    least = mnist_minimum()
+    for part in ("train", "test"):
+        path, (n, h, w) = paths[f"{part}_images"], headers[f"{part}_images"].shape
+        if h != w or h == 0 or h % MNIST_D:
+            raise ValueError(f"{path}: images of {h} x {w} pixels; Figure 3 averages square images down to "
+                             f"{MNIST_D} x {MNIST_D}, so their side must be a multiple of {MNIST_D} (MNIST's is 28)")
+        if n < least[part]:
+            need = (f"each task draws {S} training images per round from its digits, and every digit 0-9 must appear"
+                    if part == "train" else "every digit 0-9 at least once")
+            raise ValueError(f"{path} has {n} images; Figure 3's tasks need at least {least[part]} ({need})")
+    labels = {part: _check_labels(paths[f"{part}_labels"], read_idx(paths[f"{part}_labels"], checked=True))
+              for part in ("train", "test")}
+    for definition in DEFINITIONS:
+        for pool in _pools(definition):
+            count = int(np.isin(labels["train"], pool).sum())
+            if count < S:
+                raise ValueError(f"{paths['train_labels']}: {count} images of digits {_digits(pool)}; Figure 3's "
+                                 f"'{definition}' tasks draw {S} per round from them")
+    images = {part: read_idx(paths[f"{part}_images"], checked=True) for part in ("train", "test")}
+    blank = {part: _check_images(paths[f"{part}_images"], images[part]) for part in ("train", "test")}
+    for digit in DIGITS:
+        if blank["train"][labels["train"] == digit].all():
+            raise ValueError(f"{paths['train_images']}: every image of digit {digit} is blank (one value "
+                             "throughout); Figure 3's tasks learn from them")
+    data = digit_tasks.mnist_digits(LabelledImages(images["train"], labels["train"], images["test"], labels["test"]),
+                                    MNIST_D, str(folder))
+    for definition in DEFINITIONS:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sigma0 = parameters(digit_tasks.make_tasks(data, definition, TEST_SIZE["mnist"]))["sigma0"]
+        if not (math.isfinite(sigma0) and sigma0 > 0):
+            raise ValueError(f"{folder}: the '{definition}' tasks' average images coincide, so the gate cannot tell "
+                             "them apart (its input and sigma0, from which Algorithm 1's parameters are set, are "
+                             "undefined)")
 
 
 def rounds(ctx: Context) -> int:
