@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moecl_verify.errors import UsageError
+from moecl_verify.numeric.cache import atomic_write
 
 MANIFEST = "moecl-manifest.json"
 LOCK = ".moecl-lock"
@@ -55,15 +56,8 @@ def _sha256(path: Path) -> str:
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """A temporary file beside ``path``, renamed over it: a killed command leaves the old file or the new one."""
+    atomic_write(path, text.encode("utf-8"))
 
 
 def _replace(source: Path, target: Path) -> None:

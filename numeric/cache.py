@@ -159,6 +159,10 @@ def _atomic_write(path: Path, data: bytes | memoryview) -> None:
         raise
 
 
+# The one atomic write of the tool's files, shared with the output folders (app/outputs.py).
+atomic_write = _atomic_write
+
+
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> memoryview:
     """The npz file's bytes, as a view of the buffer (hashed and written without another copy)."""
     buf = io.BytesIO()
