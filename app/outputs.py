@@ -65,7 +65,7 @@ def _replace(source: Path, target: Path) -> None:
     os.replace(source, target)
 
 
-def _own(name: str) -> bool:
+def is_bookkeeping(name: str) -> bool:
     """The folder's bookkeeping: the manifest, the lock, the journal, staging folders and temporary files."""
     return name in (MANIFEST, LOCK, JOURNAL) or name.startswith(STAGING_PREFIX) or (
         name.startswith(f".{MANIFEST}.") or name.startswith(f".{JOURNAL}.")) and name.endswith(".tmp")
@@ -87,7 +87,7 @@ def _safe_name(name: str) -> bool:
     """A manifest's or journal's file name that stays inside the folder (an edited manifest cannot point the
     tool at a file elsewhere)."""
     parts = Path(name).parts
-    return bool(parts) and not Path(name).is_absolute() and ".." not in parts and not _own(parts[0])
+    return bool(parts) and not Path(name).is_absolute() and ".." not in parts and not is_bookkeeping(parts[0])
 
 
 def _listing(folder: Path) -> list[str]:
@@ -95,7 +95,7 @@ def _listing(folder: Path) -> list[str]:
     found = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
-        if _own(rel.parts[0]):
+        if is_bookkeeping(rel.parts[0]):
             continue
         if path.is_file() or path.is_symlink():
             found.append(str(rel))

@@ -145,6 +145,15 @@ def _start_smoke_run(root: Path) -> subprocess.Popen | None:
     return subprocess.Popen(["sh", "-c", script], cwd=root, start_new_session=True)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Every test that reads the shared smoke run is in the heavy tier: the run is a whole paper's checks,
+    more than the default suite's three minutes can hold beside the rest (it runs before the marks select)."""
+    for item in items:
+        if "smoke_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.heavy)
+
+
 _BACKGROUND: list = []
 
 

@@ -16,6 +16,7 @@ def cli(*args, cwd=None):
     )
 
 
+@pytest.mark.heavy
 def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
     out = tmp_path / "rep"
     proc = cli("run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md")
@@ -31,6 +32,7 @@ def test_run_writes_reports_and_strict_fails_on_refutation(tmp_path):
     assert strict == 1  # Lemma 2 as printed is refuted
 
 
+@pytest.mark.heavy
 def test_report_rerenders_without_recomputing(tmp_path):
     out = tmp_path / "rep"
     assert main(["run", "--claims", "lemma2", "--budget", "smoke", "--out", str(out), "--quiet", "--format", "json,md"]) == 0
@@ -138,6 +140,7 @@ def test_version_help_defaults_and_list_order(capsys):
     assert len(offsets) == 1
 
 
+@pytest.mark.heavy
 def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path, results_document):
     entry = {"id": "x", "form": "stated", "verdict": "confirmed", "config": {"features": "-"}, "expected": 1.0,
              "observed": 1.0, "stderr": 0.1, "p_value": 0.5, "false_fail_rate": 1e-3, "min_detectable": 0.1}
@@ -155,6 +158,7 @@ def test_diff_reports_a_moved_verdict_and_exits_1(tmp_path, results_document):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "cannot read" in bad.stderr
 
 
+@pytest.mark.heavy
 def test_diff_exits_1_only_for_a_reversed_finding_unless_strict(tmp_path, results_document):
     def entry(eid, verdict, observed=1.0):
         return {"id": eid, "form": "stated", "verdict": verdict, "config": {}, "expected": 1.0, "observed": observed,

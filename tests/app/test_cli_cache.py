@@ -34,6 +34,7 @@ def _entries(cache):
     return len([p for p in cache.glob("*.json") if not p.name.startswith((".", "claim-")) and p.name != MARKER])
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
@@ -82,6 +83,7 @@ def test_rerun_reuses_the_claim_or_hits_every_chunk_then_info_and_clear(tmp_path
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0 and "0 entries" in capsys.readouterr().out
 
 
+@pytest.mark.heavy
 def test_a_locked_cache_is_a_one_line_usage_error(tmp_path):
     with ResultCache(tmp_path / "c"):
         proc = cli("run", "--claims", "lemma4", "--quiet", "--format", "json", "--out", str(tmp_path / "o"),

@@ -27,6 +27,7 @@ def _run(tmp_path, *extra, out="out"):
                  "--out", str(tmp_path / out), "--cache-dir", str(tmp_path / "cache"), *extra])
 
 
+@pytest.mark.heavy
 def test_log_mode_prints_one_short_line_per_claim_and_reused_claims_on_a_warm_rerun(tmp_path, capsys):
     assert _run(tmp_path) == 0
     cold = capsys.readouterr().err
@@ -51,6 +52,7 @@ def test_log_mode_prints_one_short_line_per_claim_and_reused_claims_on_a_warm_re
     assert cold.splitlines().count(notice) == 1 and "created results cache" not in warm
 
 
+@pytest.mark.heavy
 def test_quiet_prints_nothing_on_stderr(tmp_path, capsys):
     (tmp_path / "cache").mkdir()
     assert _run(tmp_path, "--quiet") == 0
@@ -103,6 +105,7 @@ def test_notebook_execution_reports_each_code_cell(tmp_path):
     assert calls == [(0, 2), (1, 2), (2, 2)]  # two code cells with source; the blank one is not run
 
 
+@pytest.mark.heavy
 def test_closing_lines_are_short_and_name_the_report(tmp_path, capsys):
     assert _run(tmp_path, "--quiet", "--format", "json,md") == 0
     out = capsys.readouterr().out.splitlines()
@@ -148,6 +151,7 @@ def test_list_from_shows_each_claims_last_verdicts_aligned(tmp_path, capsys):
     assert main(["list", "--from", str(tmp_path / "missing")]) == 2
 
 
+@pytest.mark.heavy
 def test_cache_info_says_where_the_cache_is_and_how_big(tmp_path, capsys):
     assert _run(tmp_path, "--quiet") == 0
     capsys.readouterr()

@@ -169,6 +169,7 @@ def _answered_as_documented(folder, good, bad) -> None:
         assert json.loads(results_json.dumps(run))["tool"] == "moecl-verify"
 
 
+@pytest.mark.heavy
 @FUZZ
 @given(data=st.data())
 def test_mutated_results_documents_are_answered_as_documented(files, data):
@@ -178,6 +179,7 @@ def test_mutated_results_documents_are_answered_as_documented(files, data):
     _answered_as_documented(folder, good, bad)
 
 
+@pytest.mark.heavy
 @FUZZ
 @given(data=st.data())
 def test_mangled_results_files_are_answered_as_documented(files, data):

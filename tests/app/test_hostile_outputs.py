@@ -115,6 +115,7 @@ def test_a_second_command_on_a_held_folder_is_refused_naming_the_holder(tmp_path
         assert code == 2 and one_line_error(err, "--out", "another moecl-verify command")
 
 
+@pytest.mark.heavy
 def test_two_runs_on_one_folder_cannot_both_succeed(tmp_path, capsys):
     """Two runs started together on one --out: exactly one writes, the other is refused with exit 2."""
     out = tmp_path / "report"
@@ -148,6 +149,7 @@ main(sys.argv[2:])
 """
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("moves", [-1, 0, 2, 5])
 def test_a_kill_at_any_point_of_the_commit_leaves_the_old_set_or_the_new_one(tmp_path, capsys, results_file,
                                                                             moves):

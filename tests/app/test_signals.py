@@ -12,6 +12,7 @@ import pytest
 RUN = ["run", "--claims", "prop2.*,lemma6", "--budget", "smoke", "--jobs", "2", "--quiet", "--format", "json"]
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_mid_run_exits_cleanly_and_the_rerun_resumes(tmp_path, sig, code):

@@ -16,7 +16,7 @@ import pytest
 
 from moecl_verify.checks.registry import all_claims
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 # (claim id, part): entries decided exactly, each with a counterexample the tool derives itself.
 EXACT_REFUTATIONS = [

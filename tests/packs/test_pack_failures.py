@@ -43,6 +43,7 @@ CLASHING = """
 """
 
 
+@pytest.mark.heavy
 def test_a_broken_pack_is_named_and_the_others_keep_working(tmp_path):
     _install(tmp_path, "broken", "broken_pack", "import no_such_module_at_all\n")
     listing = _cli(tmp_path, "packs")
@@ -55,6 +56,7 @@ def test_a_broken_pack_is_named_and_the_others_keep_working(tmp_path):
     assert asked.returncode == 2 and "does not load: ModuleNotFoundError" in asked.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.heavy
 def test_a_pack_cannot_take_the_tools_or_the_default_packs_names(tmp_path):
     _install(tmp_path, "aapk", "clash_pack", CLASHING)
     helped = _cli(tmp_path, "--help")

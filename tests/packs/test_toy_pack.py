@@ -36,6 +36,7 @@ def test_the_toy_pack_is_discovered_beside_the_default(toy_installed):
     assert not {"var.false", "var.true"} & {c.id for c in all_claims()}
 
 
+@pytest.mark.heavy
 def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path, tmp_path):
     listing = _cli(toy_path, "packs", cwd=tmp_path)
     assert listing.returncode == 0 and "toy" in listing.stdout and "moe-cl" in listing.stdout
@@ -99,6 +100,7 @@ def test_the_toy_packs_notebook_reruns_its_claims(toy_path, tmp_path):
     assert outputs.count("verdicts as recorded in results.json: True") == 2
 
 
+@pytest.mark.heavy
 def test_a_results_file_whose_pack_is_not_installed_still_renders(toy_path, tmp_path):
     """The toy pack's results read where the toy pack is not installed: entries in id order, the title the file
     records, no headline items, no failure; re-rendered as JSON, the file keeps its title."""
@@ -118,6 +120,7 @@ def test_a_results_file_whose_pack_is_not_installed_still_renders(toy_path, tmp_
     assert (tmp_path / "bare" / "results.json").read_bytes() == (out / "results.json").read_bytes()
 
 
+@pytest.mark.heavy
 def test_list_shows_the_verdicts_of_its_own_packs_file_only(toy_path, tmp_path):
     out = tmp_path / "out"
     done = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",

@@ -240,6 +240,7 @@ def test_no_c2_figure_without_the_claim_or_without_the_curves():
 # --------------------------------------------------------------------------------------------- all together
 
 
+@pytest.mark.heavy
 def test_no_figure_of_the_pack_holds_more_than_six_panels_and_each_has_one_caption(tmp_path):
     results = [entry(cid) for cid in FIG3_CLAIMS] + c2_entries() + [entry("open.balance_outside_gradient")]
     run = make_run(results, {"fig3_curves": fig3_artifact(), "open_balance_outside_gradient": balance_artifact()})

@@ -20,6 +20,7 @@ import zlib
 import nbformat
 import pytest
 
+from moecl_verify import outputs
 from moecl_verify.checks import runner
 from moecl_verify.cli import FORMATS, _write_reports
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip
@@ -265,7 +266,9 @@ def test_report_format_selects_outputs(rendered, tmp_path):
     out, _ = rendered
     proc = cli("report", "--from", str(out / "results.json"), "--out", str(tmp_path), "--format", "junit,json")
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "results.junit.xml"]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert outputs.MANIFEST in names  # the folder records what the tool wrote, beside the files asked for
+    assert [n for n in names if not outputs.is_bookkeeping(n)] == ["results.json", "results.junit.xml"]
     bad = cli("report", "--from", str(out / "results.json"), "--out", str(tmp_path), "--format", "md,pdf")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--format" in bad.stderr
 

@@ -275,6 +275,7 @@ def test_no_generic_top_level_package_is_importable_from_the_install():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_a_built_wheel_holds_only_moecl_verify(tmp_path):
     import subprocess

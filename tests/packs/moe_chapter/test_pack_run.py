@@ -65,6 +65,7 @@ def test_the_import_scan_sees_every_form_of_import():
     assert not _names_forbidden(imported_modules("from moecl_verify.packs.moe_chapter import model", package))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_a_smoke_run_of_the_chapter_writes_its_claims_in_order(tmp_path):
     out = tmp_path / "out"

@@ -104,6 +104,7 @@ def _run(cache, **kw):
     return runner.run(["lemma3"], budget="smoke", seed=0, chunk_runner=ChunkRunner(cache=cache), **kw)
 
 
+@pytest.mark.heavy
 def test_a_rerun_reuses_the_record_without_measuring(tmp_path, monkeypatch):
     with ResultCache(tmp_path) as cache:
         records: dict = {}
@@ -116,6 +117,7 @@ def test_a_rerun_reuses_the_record_without_measuring(tmp_path, monkeypatch):
         assert records["reused"] == 1
 
 
+@pytest.mark.heavy
 def test_a_corrupt_record_is_reported_and_recomputed(tmp_path):
     problems = []
     with ResultCache(tmp_path, on_problem=problems.append) as cache:

@@ -51,6 +51,7 @@ def test_a_fetch_under_an_undeclared_namespace_fails():
         ctx.shared(("prop2", 1), lambda: 3)
 
 
+@pytest.mark.heavy
 def test_lanes_give_the_sequential_results_byte_for_byte(tmp_path):
     """Three groups (Lemma 11's steps share its grid; Lemmas 3 and 10 stand alone) over two processes."""
     patterns = ["lemma3", "lemma10", "lemma11.step3", "lemma11.step4", "lemma11.step5"]
@@ -111,6 +112,7 @@ def test_lanes_must_be_a_positive_integer():
         runner.run(["lemma3"], budget="smoke", lanes=0)
 
 
+@pytest.mark.heavy
 def test_lanes_fill_the_run_cache_and_an_identical_rerun_reuses_every_claim(tmp_path):
     """Two lanes write their chunks to the run's cache while the parent holds its lock and stores each claim's
     record; the lanes' chunk counts reach run-info, and a rerun reuses every claim, byte for byte."""

@@ -3,10 +3,13 @@ reruns of its claims use them too (a claim rerun without them would read other d
 
 from __future__ import annotations
 
+import pytest
+
 from moecl_verify.checks import api, runner
 from moecl_verify.reports import notebook, results_json
 
 
+@pytest.mark.heavy
 def test_given_options_are_recorded_and_the_notebook_reruns_with_them(tmp_path):
     run = runner.run(["lemma4"], budget="smoke", options={"mnist_dir": "/data/mnist"}, reuse_claims=False)
     assert run.meta["options"] == {"mnist_dir": "/data/mnist"}
