@@ -18,12 +18,16 @@ The chapter's text:
 The chapter's definitions used here: E_i: R^d -> R^h, G(x) = softmax(W_g x + b_g) with W_g in R^{N x d}, and the
 sparse MoE's renormalized top-K weights g~_i = g_i 1[i in TopK] / sum_{j in TopK} g_j (section "稀疏MoE的Top-K路由").
 
-Reading.  "C^k(R^d)" names a function class whose standard topology is uniform convergence on compact sets, and
-universal approximation is stated on compact domains (never in the sup norm on all of R^d): the statement is read
-as approximation on compact domains.  So read, it names no accuracy and no rate, and its count O(h^{d+1}) holds for
-every such layer whatever its accuracy: it is not checkable as printed.  Target functions are scalar (one output
-coordinate).  Derived notes, not readings of the statement: the layer's exact parameter count, and the precision
-that on all of R^d no ReLU MoE approximates x^2 uniformly (each such layer grows at most linearly).
+Readings.  The statement names no norm, domain, accuracy or limit, so it is checked under two readings, each its own
+entry.  *Literally*, on R^d: every f in C^k(R^d) is approximated uniformly on all of R^d.  So read it is false, and
+exactly so: every ReLU MoE layer F grows at most linearly (|F(x)| <= A + B|x|, A and B read off its weights, since
+the gate's weights lie in [0, 1] and sum to at most 1), so for f(x) = x_1^2 (in C^k(R^d) for every k) the sup error
+is infinite for every N, h and every choice of weights, whatever the parameter count.  *On compact sets* (the
+standard topology of C^k(R^d), uniform convergence on compact sets, and the setting of universal approximation):
+a known theorem, which names no accuracy and no rate, and whose count O(h^{d+1}) holds for every such layer
+whatever its accuracy: restricted so, the statement says nothing the tool can refute (without content), and the
+tool checks it only on examples (the best sup error of h units to x^2 on [-L, L]).  Target functions are scalar
+(one output coordinate).  Derived notes: the layer's exact parameter count.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ HALF_WIDTHS = (1, 10, 100)
 # The seeded MoE of the growth check: N experts of h units, top-K with renormalization, d = 1.
 GROWTH_MOE = {"N": 4, "h": 8, "K": 2}
 
-PART_UNIFORM = "no uniform approximation on all of R^d"
+PART_UNIFORM = "statement, uniformly on all of R^d"
 PART_COMPACT = "statement, on a compact domain"
 PART_COUNT = "exact parameter count against O(h^{d+1})"
 PART_TABLE = "best sup error of h ReLU units to x^2 on [-L, L]"
@@ -59,14 +63,24 @@ PART_TOP2_SETS = "sets of chosen experts under top-2 routing"
 PART_STEP4 = "step 4: continuity by soft switching"
 PART_STEP5 = "the count O(h^{d+1}) against step 5 (N -> oo)"
 
+READING_LITERAL = "literal: uniformly on R^d"
+READING_COMPACT = "compact domain"
+
 INTERPRETATIONS = (
     Interpretation(
-        id="thm1.approximation",
+        id="thm1.approximation.literal",
+        location="Theorem 1, '逼近 C^k(R^d) 上的任意 k 阶连续可微函数'",
+        issue="No accuracy, norm, domain or limit is stated; the text names the domain R^d.",
+        choice="Reading 1 (literal): for every f in C^k(R^d) and every epsilon > 0 some layer of the stated class "
+        "has sup_{x in R^d} |f(x) - F(x)| < epsilon. Decided exactly (entry 'statement, uniformly on all of R^d').",
+    ),
+    Interpretation(
+        id="thm1.approximation.compact",
         location="Theorem 1, '逼近 C^k(R^d) 上的任意 k 阶连续可微函数'",
         issue="No accuracy, norm, domain or limit is stated.",
-        choice="On compact domains, the standard topology of C^k(R^d) (uniform convergence on compact sets) and "
-        "the setting of universal approximation; so read, the statement names no accuracy or rate to check. That "
-        "no ReLU MoE approximates x^2 uniformly on all of R^d is a derived precision note, not a reading.",
+        choice="Reading 2 (compact sets): the same, uniformly on each compact subset of R^d (the standard topology "
+        "of C^k(R^d) and the setting of universal approximation); so read, the statement names no accuracy or rate "
+        "and its count bounds every layer whatever its accuracy (entry 'statement, on a compact domain').",
     ),
     Interpretation(
         id="thm1.experts",
@@ -243,25 +257,63 @@ def _entry(part: str, verdict: str, evidence: str, formula: str, **kw) -> ClaimR
     return exact_result(CLAIM, SOURCE, kw.pop("kind", "qualitative"), part, verdict, evidence, formula, **kw)
 
 
+def escape_witness() -> tuple[sp.Expr, sp.Expr, bool]:
+    """The literal reading's exact counterexample, for every layer at once: any ReLU MoE layer satisfies
+    |F(x)| <= A + B|x| (A, B >= 0 read off its weights), and at x* = B + sqrt(A + eps) + 1 the target x^2 exceeds
+    that envelope by more than eps: x*^2 - A - B x* - eps = B (s + 1) + 2 s + 1 > 0 with s = sqrt(A + eps) > 0
+    (sympy, with A = s^2 - eps).  Returns x*, the excess, and whether the identity and its sign hold."""
+    s, eps = sp.symbols("s epsilon", positive=True)
+    b = sp.Symbol("B", nonnegative=True)
+    a_env = s**2 - eps  # A = s^2 - eps, i.e. s = sqrt(A + eps)
+    x_star = b + s + 1
+    excess = sp.expand(x_star**2 - a_env - b * x_star - eps)
+    ok = sp.simplify(excess - (b * (s + 1) + 2 * s + 1)) == 0 and bool(excess.is_positive)
+    return x_star.subs(s, sp.sqrt(sp.Symbol("A", nonnegative=True) + eps)), excess, ok
+
+
 def measure(ctx) -> list[ClaimResult]:
     out = []
     growth = growth_check(ctx.seed)
     diverges = sp.limit(x**2 - A - B * x, x, sp.oo) == sp.oo
-    bounded = diverges and growth["inside"]
+    x_star, excess, witness_ok = escape_witness()
     count = layer_count()
     degree = sp.degree(sp.expand(count), h)
     factored = sp.factor(count)
     # At fixed N the count is of degree 2 in h, so within O(h^{d+1}) for every d >= 1, whatever the weights.
     vacuous = degree == 2 and sp.simplify(count - N * (h + 1) * (d + h + 1)) == 0
+    # The literal reading is decided by the exact argument alone; the seeded layer only illustrates the envelope,
+    # and one outside it would mean the envelope's derivation (or the layer's code) is wrong: then no verdict.
+    literal = ("refuted" if diverges and witness_ok and growth["inside"] else "inconclusive")
+    out.append(_entry(
+        PART_UNIFORM, literal,
+        "exact, inside the premises, under the literal reading (uniform approximation on all of R^d, the domain "
+        "the text names): take f(x) = x_1^2, in C^k(R^d) for every k. Every layer of the stated class (N experts, "
+        "each c + sum_j v_j ReLU(w_j . x + b_j) on an output coordinate, a softmax gate, dense or top-K, "
+        "renormalized or not) satisfies |F(x)| <= A + B |x| with A = max_i (|c_i| + sum_j |v_ij| |b_ij|) and B = "
+        "max_i sum_j |v_ij| ||w_ij||, because |ReLU(t)| <= |t| and the gate's weights lie in [0, 1] and sum to at "
+        f"most 1. For every epsilon > 0, at x = x* e_1 with x* = {sp.sstr(x_star)} the error is at least x*^2 - A - "
+        f"B x* = epsilon + {sp.sstr(excess)} > epsilon (sympy, with s = sqrt(A + epsilon): {witness_ok}); and "
+        f"x^2 - A - B x -> {'oo' if diverges else '?'} (sympy limit). So no layer of the class, for any N, h, "
+        "weights or parameter count, is within any finite epsilon of f on R^d: the literal statement is false. "
+        f"Illustration (not the proof): a seeded top-K layer (N = 4, h = 8, K = 2, renormalized) stays within its "
+        f"envelope A + B|x| = {growth['A']:.4g} + {growth['B']:.4g} |x| at {growth['points']} points up to "
+        f"|x| = 1e6 ({growth['inside']}), where x^2 - |F(x)| = {growth['gap_at'].get(1e6, float('nan')):.4g}",
+        r"\sup_{x \in \mathbb{R}^d} |x_1^2 - F(x)| = \infty \text{ for every ReLU MoE layer } F",
+        reading=READING_LITERAL,
+        counterexample={"f": "x_1^2", "domain": "R^d, any d >= 1", "point": f"({sp.sstr(x_star)}) e_1",
+                        "premises": ["f in C^k(R^d) for every k", "N experts of one hidden ReLU layer, h units",
+                                     "softmax gate, dense or top-K, renormalized or not"]}))
     out.append(_entry(
         PART_COMPACT, "not_checkable",
-        "read on compact domains (C^k(R^d) carries uniform convergence on compact sets, and universal approximation "
-        "is stated there), the statement names nothing to check: no accuracy epsilon and no rate, and the "
-        "parameter count O(h^{d+1}) is in h, each expert's own width, which the theorem fixes; the layer's exact "
-        f"count {sp.sstr(factored)} is O(h^2) at fixed N whatever the accuracy (entry '{PART_COUNT}'), so the bound "
-        "constrains nothing. A rate would need the accuracy, which the statement lacks, and the count omits N, "
-        "which the proof sends to infinity (step 5)",
-        STATEMENT, reading="compact domain"))
+        "without content on compact sets: read on compact domains (C^k(R^d) carries uniform convergence on compact "
+        "sets, and universal approximation is stated there), the statement is a known theorem (universal "
+        "approximation, e.g. Leshno, Lin, Pinkus and Schocken 1993) that names nothing the tool can refute: no "
+        "accuracy epsilon and no rate, and the parameter count O(h^{d+1}) is in h, each expert's own width, which "
+        f"the theorem fixes; the layer's exact count {sp.sstr(factored)} is O(h^2) at fixed N whatever the accuracy "
+        f"(entry '{PART_COUNT}'), so the bound constrains nothing. The tool checks it only on examples (entry "
+        f"'{PART_TABLE}'); a rate would need the accuracy, which the statement lacks, and the count omits N, which "
+        "the proof sends to infinity (step 5)",
+        STATEMENT, reading=READING_COMPACT))
     out.append(_entry(
         PART_COUNT, "confirmed" if vacuous else "refuted",
         f"the layer's exact count is {sp.sstr(factored)} (N experts R^d -> h ReLU units -> R^h, d h + h + h^2 + h "
@@ -269,21 +321,6 @@ def measure(ctx) -> list[ClaimResult]:
         "O(h^{d+1}) for every d >= 1 and every choice of weights. So the stated count holds for every layer of "
         "this shape, accurate or not, and says nothing about approximation; nor does it grow with N",
         r"N(h+1)(d+h+1) = O(h^2) \subseteq O(h^{d+1})\ (N \text{ fixed})", form="derived", kind="bound"))
-    out.append(_entry(
-        PART_UNIFORM, "confirmed" if bounded else "inconclusive",
-        "a precision note, not the statement's reading (C^k(R^d) carries uniform convergence on compact sets, and "
-        "universal approximation is stated on compact domains): d = 1, f(x) = x^2 (in C^k(R) for every k): every "
-        "expert's output coordinate is at most "
-        "|c| + sum_j |v_j| (|w_j| |x| + |b_j|), and the gate's weights (softmax, or top-K renormalized) lie in [0, 1] "
-        "and sum to at most 1, so any such MoE layer satisfies |F(x)| <= A + B |x|; then sup_x |x^2 - F(x)| >= "
-        f"lim (x^2 - A - B x) = {'oo' if diverges else '?'} (sympy) for every N, h and every choice of weights: "
-        "no finite MoE of ReLU experts approximates x^2 uniformly on all of R (in any d, f(x) = x_1^2 the same "
-        "way). A seeded top-K MoE (N = 4, h = 8, K = 2, "
-        f"renormalized) stays within its envelope A + B|x| = {growth['A']:.4g} + {growth['B']:.4g} |x| at "
-        f"{growth['points']} points up to |x| = 1e6 ({growth['inside']}), where x^2 - |F(x)| = "
-        f"{growth['gap_at'].get(1e6, float('nan')):.4g}",
-        r"\sup_{x \in \mathbb{R}} |x^2 - F(x)| = \infty \text{ for every ReLU MoE } F", form="derived",
-        counterexample="f(x) = x^2, d = 1"))
     # The numeric illustration: the best sup error of h units to x^2 on [-L, L], exact.
     line_error, cheb_ok = chebyshev_line_error()
     hv = sp.Symbol("h", positive=True)
@@ -366,26 +403,46 @@ def step4_entries() -> list[ClaimResult]:
 
 def slips(results: list[ClaimResult]) -> list[Slip]:
     by = {(r.key.part, r.key.reading): r for r in results}
-    uniform = by.get((PART_UNIFORM, None))
+    uniform = by.get((PART_UNIFORM, READING_LITERAL))
+    compact = by.get((PART_COMPACT, READING_COMPACT))
     count = by.get((PART_COUNT, None))
     step4 = by.get((PART_STEP4, "top-K, K < N"))
     step5 = by.get((PART_STEP5, None))
     out = []
+    if uniform is not None and uniform.verdict == "refuted":
+        out.append(Slip(
+            id="thm1.uniform_on_Rd",
+            entries=keys_of(uniform),
+            location="Section 'Theoretical properties and proofs', Theorem 1 ('C^k(R^d) 上的任意 k 阶连续可微函数')",
+            slip_class="false statement",
+            stated="an MoE layer of N ReLU experts approximates any function in C^k(R^d)",
+            holds="read literally, uniformly on R^d, false: every such layer grows at most linearly, so none is "
+            "within any finite epsilon of f(x) = x_1^2 on R^d, for any N, h, weights or parameter count; on compact "
+            "sets the approximation holds (universal approximation), the other reading, where the statement has no "
+            "content the tool can refute (see thm1.missing_quantifiers)",
+            evidence=uniform.evidence,
+            effect="exact and total under that reading: for f(x) = x_1^2 the sup error on R^d is infinite for every "
+            "layer of the stated class, whatever its size",
+            summary="Theorem 1, read literally on R^d, is false (exact, inside its premises): no layer of ReLU experts "
+            "approximates f(x) = x_1^2 uniformly on R^d, since each grows at most linearly, so the error is infinite "
+            "whatever N, h and the parameter count",
+        ))
     if count is not None and count.verdict == "confirmed":
         out.append(Slip(
             id="thm1.missing_quantifiers",
-            entries=keys_of(count, uniform),
+            entries=keys_of(count, compact),
             location="Section 'Theoretical properties and proofs', Theorem 1",
             slip_class="unstated assumption",
             stated="an MoE layer of N ReLU experts approximates any function in C^k(R^d) with O(h^{d+1}) parameters",
             holds="read on compact domains (the standard topology of C^k(R^d)), the statement names no accuracy and "
             "no rate, so its count bounds nothing: the layer's exact count N (h + 1)(d + h + 1) is O(h^2) at fixed N, "
-            "within O(h^{d+1}) whatever the accuracy; as a precision, no such layer approximates x^2 uniformly on "
-            "all of R^d (each grows at most linearly)",
-            evidence=count.evidence + (" | " + uniform.evidence if uniform is not None else ""),
-            effect="as printed, Theorem 1 can be neither confirmed nor refuted",
-            summary="Theorem 1 names no accuracy or rate, so its count O(h^{d+1}) constrains nothing: every such "
-            "layer has N (h + 1)(d + h + 1) = O(h^2) parameters at fixed N, however well or badly it approximates",
+            "within O(h^{d+1}) whatever the accuracy",
+            evidence=count.evidence + (" | " + compact.evidence if compact is not None else ""),
+            effect="read on compact sets, Theorem 1 can be neither confirmed nor refuted (read literally on R^d it is "
+            "false: thm1.uniform_on_Rd)",
+            summary="Theorem 1, read on compact sets, names no accuracy or rate, so its count O(h^{d+1}) constrains "
+            "nothing: every such layer has N (h + 1)(d + h + 1) = O(h^2) parameters at fixed N, however well or badly "
+            "it approximates",
         ))
     if step5 is not None and step5.verdict == "refuted":
         out.append(Slip(
@@ -428,9 +485,10 @@ register(Claim(
     preconditions=("each expert a one-hidden-layer ReLU network with h hidden units", "N experts, softmax gate"),
     measure=measure, slips=slips, interpretations=INTERPRETATIONS,
     summary="An MoE layer of ReLU experts approximates C^k functions with O(h^(d+1)) parameters.",
-    notes="Read on compact domains the statement is not checkable (no accuracy, no rate). Exact: the layer's "
-    "parameter count (sympy), the precision note that no ReLU MoE approximates x^2 uniformly on all of R (sympy "
-    "limit, and a seeded MoE within its linear envelope), the best sup error of h ReLU units to x^2 on [-L, L] "
+    notes="Two readings, each its own entry: read literally, uniformly on R^d, the statement is refuted exactly "
+    "(no ReLU MoE approximates x_1^2 uniformly on R^d: a linear envelope of every layer and an explicit point where "
+    "x^2 leaves it, sympy; a seeded MoE within its envelope as an illustration); read on compact domains it is not "
+    "checkable (no accuracy, no rate: without content). Exact: the layer's parameter count (sympy), the best sup error of h ReLU units to x^2 on [-L, L] "
     "(Chebyshev by sympy, the attaining net in fractions), proof step (2) under the argmax (exact fractions), step "
     "(4) by sympy one-sided limits, and the count against step (5).",
 ))
