@@ -20,7 +20,8 @@ is read as the intermediate e^{z_i} leaving the floating-point range (the output
 Claims: ``softmax.overflow`` (per dtype: the exact logit at which e^z overflows, and the naive softmax's nan),
 ``softmax.max_shift`` (the shift identity; no overflow for any finite logits; underflow and log(0) remain; the
 relative error against an mpmath reference, sampled under the run's error control), ``softmax.temperature``
-(sympy limits with a unique maximum, the generic case; ties as a derived precision note; τ → 0⁻, the distance
+(the one-hot limit under two readings: ties included, refuted by an exact tie; a unique largest logit, proved for
+every N by sympy; τ → 0⁻, the distance
 to the limit, overflow at small τ).  Every random stream is
 ``generator_for(ctx.seed, "moe-chapter", claim_id, ...)``.
 """
@@ -304,7 +305,13 @@ def measure_max_shift(ctx) -> list:
 
 tau = sp.Symbol("tau", positive=True)
 PART_ONE_HOT = "tau -> 0+: one-hot"
-PART_TIES = "tau -> 0+ at tied maxima"
+# The statement's two readings: as printed, for every logit vector (ties included), and for a unique largest
+# logit (every input but a set of measure zero for a gate with distinct rows), the reading the literature means.
+READING_TIES = "every logit vector, ties included"
+READING_UNIQUE = "unique largest logit"
+# The general-N argument's identities are checked by sympy at these N (the algebra, dividing by e^{z_max/tau}, is
+# the same at every N).
+GENERAL_N = (2, 3, 4, 5, 6)
 _t = sp.Symbol("t", positive=True)  # tau = -t for tau -> 0-
 
 
@@ -328,6 +335,19 @@ def temperature_limits() -> dict:
     out["n3_inf"] = tuple(sp.limit(tempered((z1, z2, z3), i, tau), tau, sp.oo) for i in range(3))
     # tau -> 0- (tau = -t, t -> 0+): the argmin, N = 2 with z = (a, 0).
     out["n2_negative"] = sp.limit(tempered((a, 0), 0, -_t), _t, 0, "+")
+    # Every N with a unique maximum at index 0, gaps a_j = z_0 - z_j > 0: g_0 = 1/(1 + sum_j e^{-a_j/tau}) and
+    # 0 < g_j <= e^{-a_j/tau}, and each e^{-a/tau} -> 0 as tau -> 0+ for a > 0: a finite sum of terms tending to 0.
+    z0 = sp.Symbol("z0", real=True)
+    identity = others = True
+    for n in GENERAL_N:
+        gaps = sp.symbols(f"a1:{n}", positive=True)
+        logits = (z0,) + tuple(z0 - g for g in gaps)
+        top = tempered(logits, 0, tau)
+        identity &= sp.simplify(top - 1 / (1 + sum(sp.exp(-g / tau) for g in gaps))) == 0
+        others &= all(sp.simplify(tempered(logits, j + 1, tau) - sp.exp(-g / tau) * top) == 0
+                      for j, g in enumerate(gaps))
+    out["general_identity"], out["general_others"] = identity, others
+    out["term_limit"] = sp.limit(sp.exp(-a / tau), tau, 0, "+")
     # Distance to the one-hot limit, N = 2: 1 - g_1 = 1/(1 + e^{a/tau}).
     out["distance"] = sp.simplify(1 - tempered((a, 0), 0, tau) - 1 / (1 + sp.exp(a / tau))) == 0
     return out
@@ -339,22 +359,28 @@ def measure_temperature(ctx) -> list[ClaimResult]:
     out = []
     tie = lim["tie"]
     half = sp.Rational(1, 2)
-    ok = lim["n2_zero"] == 1 and lim["n3_zero"] == 1
+    general = lim["general_identity"] and lim["general_others"] and lim["term_limit"] == 0
+    ok = lim["n2_zero"] == 1 and lim["n3_zero"] == 1 and general
     out.append(_entry(
         cid, PART_ONE_HOT, "confirmed" if ok else "refuted",
-        f"sympy: N = 2, z = (a, 0), a > 0: g_1 -> {lim['n2_zero']}; N = 3, z = (0, -a, -b), a, b > 0: g_1 -> "
-        f"{lim['n3_zero']}: one-hot on the maximum, wherever it is unique (every input but a set of measure zero "
-        f"for a gate z = W_g x + b_g with distinct rows; the ties are a separate entry, '{PART_TIES}')",
+        "exact, for every N, under the reading that the largest logit is unique: with gaps a_j = z_max - z_j > 0, "
+        "g_max(tau) = 1/(1 + sum_{j != max} e^{-a_j/tau}) and g_j(tau) = e^{-a_j/tau} g_max(tau) (sympy, symbolic "
+        f"z and gaps at N = {', '.join(map(str, GENERAL_N))}: {lim['general_identity']}, {lim['general_others']}; "
+        "the algebra, dividing by e^{z_max/tau}, is the same at every N), and e^{{-a/tau}} -> {lim['term_limit']} as tau -> 0+ for every a > 0 (sympy), so the finite "
+        "sum tends to 0: g_max -> 1 and every other g_j -> 0. Directly: N = 2, z = (a, 0), a > 0: g_1 -> "
+        f"{lim['n2_zero']}; N = 3, z = (0, -a, -b), a, b > 0: g_1 -> {lim['n3_zero']}. A unique maximum holds at "
+        "every input but a set of measure zero for a gate z = W_g x + b_g with distinct rows",
         r"\max \text{ unique} \Rightarrow \lim_{\tau\to0^+} \mathrm{softmax}(z/\tau) = e_{\arg\max z}",
-        kind="symbolic identity", reading="unique maximum (generic)"))
+        kind="symbolic identity", reading=READING_UNIQUE))
     out.append(_entry(
-        cid, PART_TIES, "confirmed" if tie == (half, half, 0) else "refuted",
-        f"a precision note: at z = (0, 0, -1) the tempered gate tends to {tuple(str(v) for v in tie)} as tau -> 0+ "
-        "(sympy), uniform over the tied maxima rather than one-hot. For a gate z = W_g x + b_g ties occur where two "
-        "rows of W_g x + b_g are equal: a set of measure zero when the rows differ, every input when they are equal "
-        "(e.g. W_g = 0, b_g = 0: every logit 0, the gate uniform at every tau)",
+        cid, PART_ONE_HOT, "refuted" if tie == (half, half, 0) else "confirmed",
+        "exact counterexample, inside the premises, to the statement as printed (every logit vector, ties "
+        f"included): z = (0, 0, -1) (the gate W_g = 0, b_g = (0, 0, -1) gives it at every input; tau > 0) tends to "
+        f"{_vec(tie)} as tau -> 0+ (sympy), uniform over the tied maxima, not one-hot. Ties occur where two rows of "
+        "W_g x + b_g are equal and largest: a set of measure zero when the rows differ, every input when they are "
+        "equal (e.g. W_g = 0, b_g = 0: every logit 0, the gate uniform at every tau)",
         r"z_1 = z_2 > z_3 \Rightarrow \lim_{\tau\to0^+} \mathrm{softmax}(z/\tau) = (\tfrac12, \tfrac12, 0)",
-        form="derived", kind="symbolic identity", counterexample=["0", "0", "-1"]))
+        kind="symbolic identity", reading=READING_TIES, counterexample=["0", "0", "-1"]))
     third = sp.Rational(1, 3)
     ok = lim["n2_inf"] == half and all(v == third for v in lim["n3_inf"])
     out.append(_entry(
@@ -398,24 +424,29 @@ def measure_temperature(ctx) -> list[ClaimResult]:
 
 
 def slips_temperature(results: list[ClaimResult]) -> list[Slip]:
-    by = {r.key.part: r for r in results}
-    ties = by.get(PART_TIES)
-    if ties is None or ties.verdict != "confirmed":
+    by = {(r.key.part, r.key.reading): r for r in results}
+    ties, unique = by.get((PART_ONE_HOT, READING_TIES)), by.get((PART_ONE_HOT, READING_UNIQUE))
+    if ties is None or ties.verdict != "refuted":
         return []
     return [Slip(
         id="softmax.temperature.ties",
-        entries=keys_of(ties),
+        entries=keys_of(ties, unique),
         location="Section 'Numerical stability analysis', '当 τ → 0 时，门控趋向one-hot选择'",
         slip_class="unstated assumption",
         stated="as tau -> 0 the gate tends to a one-hot choice",
-        holds="one-hot wherever the maximum logit is unique, which is almost every input; where the largest "
-        "logits tie it tends to the uniform distribution over them (z = (0, 0, -1) gives (1/2, 1/2, 0))",
-        evidence=ties.evidence,
+        holds="false where the largest logits tie: there it tends to the uniform distribution over them (z = (0, 0, "
+        "-1) gives (1/2, 1/2, 0)); one-hot wherever the largest logit is unique (exact, every N), which is almost "
+        "every input",
+        evidence=ties.evidence + (" | " + unique.evidence if unique is not None else ""),
         effect="ties are rare: a set of measure zero for a gate with distinct rows, every input only if all rows "
         "of W_g x + b_g are equal (e.g. W_g = 0, b_g = 0)",
-        summary="The one-hot limit as tau -> 0 assumes a unique largest logit, which the chapter leaves unstated: at "
-        "tied maxima the gate tends to the uniform distribution over them",
+        summary="The one-hot limit as tau -> 0 is false at tied largest logits (exact: z = (0, 0, -1) tends to "
+        "(1/2, 1/2, 0)) and holds exactly when the largest logit is unique, which the chapter leaves unstated",
     )]
+
+
+def _vec(values) -> str:
+    return "(" + ", ".join(sp.sstr(v) for v in values) + ")"
 
 
 INTERPRETATIONS_SHIFT = (
@@ -439,6 +470,13 @@ INTERPRETATIONS_TEMPERATURE = (
         location="Section 'Numerical stability analysis', the display after '温度参数 τ'",
         issue="The tempered gate's formula is missing, and the sign of tau is not stated.",
         choice="g_i(tau) = e^{z_i/tau} / sum_j e^{z_j/tau} with tau > 0, so 'tau -> 0' is tau -> 0+.",
+    ),
+    Interpretation(
+        id="softmax.temperature_ties",
+        location="Section 'Numerical stability analysis', '当 τ → 0 时，门控趋向one-hot选择'",
+        issue="Whether 'one-hot' is claimed for every logit vector or only where the largest logit is unique.",
+        choice="Both readings, each its own entry: ties included (the statement as printed) and a unique largest "
+        "logit (almost every input of a gate with distinct rows, the case the literature means).",
     ),
 )
 
@@ -470,6 +508,8 @@ register(Claim(
     preconditions=("tau > 0",),
     measure=measure_temperature, slips=slips_temperature, interpretations=INTERPRETATIONS_TEMPERATURE,
     summary="The temperature interpolates between one-hot and uniform gates.",
-    notes="Exact sympy limits (N = 2, 3, symbolic logits), the limit at tied maxima, tau -> 0-, the distance to the "
-    "one-hot limit as a function of gap/tau, and the unshifted gate's overflow at small tau per dtype.",
+    notes="The one-hot limit under two readings: ties included (refuted: an exact tie tends to (1/2, 1/2, 0)) and a "
+    "unique largest logit (confirmed for every N: sympy identities at N = 2..6 and the limit of each term, and sympy "
+    "limits at N = 2, 3); tau -> oo with symbolic logits, tau -> 0-, the distance to the one-hot limit as a "
+    "function of gap/tau, and the unshifted gate's overflow at small tau per dtype.",
 ))
