@@ -14,11 +14,12 @@ independent of θ_i (the gate has its own parameters); "update" is the plain gra
 Checks.  ``expert.gradient``: sympy on linear experts (two losses) and on one-hidden-layer tanh experts; an
 unselected expert's gradient is 0; central differences on one-hidden-layer ReLU experts (seeded float64
 instances, a deterministic computation decided with stated tolerances).  ``expert.update_scale``: the norm is
-g̃_i · ||J_i^T ∂L/∂y||, so it follows g̃_i only for experts with the same Jacobian and upstream gradient, the
-ceteris-paribus reading the chapter's "这表明" draws (a corrected entry, sympy).  Two statement entries: an
-exact minimal counterexample to the sentence read literally, between two experts (two factorised linear
-experts; also a ReLU expert whose unit is off), and the normalised K = 1 case, which compares one expert across
-two tokens and fails even the ceteris-paribus reading, since every selected expert has weight 1 whatever g.
+g̃_i · ||J_i^T ∂L/∂y||.  Its main entry judges the sentence under the ceteris-paribus reading the chapter's "这表明"
+draws from the formula (raise g_i, hold J_i, ∂L/∂y and the other chosen experts' probabilities): by the sign of the
+derivative of the squared norm in g_i (sympy), positive for a dense gate and for the normalised top-K at K >= 2.
+The literal reading, for all cases, is its own entry: an exact minimal counterexample between two experts (two
+factorised linear experts; also a ReLU expert whose unit is off).  The normalised K = 1 case compares one expert
+across two tokens and fails under both readings, since every selected expert has weight 1 whatever g.
 Derived, as the effect size of the literal reading's failure (not a further refutation): the proportion of
 random instances in which the higher-weighted of two selected ReLU experts receives the larger gradient.
 """
@@ -41,9 +42,13 @@ CHAIN = "dL/dtheta_i = g~_i (dE_i/dtheta_i)^T dL/dy"
 # The parts of the two statement entries of expert.update_scale.
 BETWEEN_EXPERTS = "between two experts: a higher gate probability gives a larger gradient"
 K1_NORMALISED = "K = 1 normalised: a higher g_i gives a larger gradient"
-# The sentence read literally, between any two experts (the K = 1 entry holds under every reading: it compares one
-# expert with itself).
-LITERAL = "literal: between any two experts"
+# The sentence's two readings.  Ceteris paribus, the reading '这表明' draws from the formula: raise the expert's gate
+# probability g_i and hold the formula's other factors (its Jacobian J_i and the upstream gradient dL/dy; under
+# top-K, the set of chosen experts and their other gate probabilities) fixed.  Literally: for all cases, between
+# any two experts.  The K = 1 entry holds under both: it compares one expert with itself.
+CETERIS = "ceteris paribus: g_i raised, the formula's other factors held"
+LITERAL = "literal: for all cases, between any two experts"
+CETERIS_PART = "K >= 2 or dense: a higher g_i gives a larger gradient and update"
 FD_STEP = 1e-6
 FD_CONFIRM = 1e-6  # relative to the gradient's largest entry (float64, central differences)
 FD_REFUTE = 1e-2
@@ -72,6 +77,18 @@ INTERPRETATIONS = (
         issue="The expert's gradient formula is missing.",
         choice="∂L/∂θ_i = g̃_i(x) · (∂E_i/∂θ_i)^T ∂L/∂y, the chain rule through y = Σ_i g̃_i(x) E_i(x; θ_i), with g̃ "
         "not depending on θ_i; 'update' is the gradient step −η ∂L/∂θ_i (plain SGD).",
+    ),
+)
+
+
+INTERPRETATIONS_SCALE = INTERPRETATIONS + (
+    Interpretation(
+        id="expert.update_scale.readings",
+        location="Chapter 1.5, 对专家网络的梯度: '这表明：门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大'",
+        issue="The sentence draws a comparison from the formula without saying what is held fixed.",
+        choice="Two readings, each its own entry: ceteris paribus (raise g_i, hold the formula's other factors J_i "
+        "and dL/dy, and under top-K the chosen set and the other chosen experts' probabilities), the reading "
+        "'这表明' draws; and literally, for all cases, between any two experts.",
     ),
 )
 
@@ -289,6 +306,40 @@ def identical_experts_ratio() -> bool:
     return sp.simplify(norm2[0] * w[1] ** 2 - norm2[1] * w[0] ** 2) == 0
 
 
+def ceteris_paribus() -> dict:
+    """The sentence under its ceteris-paribus reading, by the sign of a derivative (sympy): the squared norm of
+    dL/dtheta_i = g~_i J_i^T delta with J_i (2 x 3) and delta symbolic, as a function of g_i with the rest held.
+
+    Dense (g~_i = g_i): d/dg_i ||.||^2 = 2 g_i ||J^T delta||^2.  Normalised top-K with the chosen set held and
+    s = sum of the other chosen experts' g_j (s > 0 at K >= 2, s = 0 at K = 1): g~_i = g_i / (g_i + s) and
+    d/dg_i ||.||^2 = 2 g_i s ||J^T delta||^2 / (g_i + s)^3.  The update -eta dL/dtheta_i (eta > 0) scales the
+    same way."""
+    g = sp.Symbol("g", positive=True)
+    s_ = sp.Symbol("s", nonnegative=True)
+    J = sp.Matrix(2, 3, lambda i, j: sp.Symbol(f"J{i}{j}", real=True))
+    delta = sp.Matrix(sp.symbols("d1:3", real=True))
+    back = J.T * delta
+    q = (back.T * back)[0, 0]  # ||J^T delta||^2 >= 0
+
+    def slope(weight):
+        norm2 = ((weight * back).T * (weight * back))[0, 0]
+        return sp.diff(norm2, g)
+
+    dense = slope(g)
+    renorm = slope(g / (g + s_))
+    dense_ok = sp.simplify(dense - 2 * g * q) == 0
+    renorm_ok = sp.simplify(renorm - 2 * g * s_ * q / (g + s_) ** 3) == 0
+    # The sign: with q > 0 (J^T delta != 0, else the expert gets no gradient at all) the slope is positive for the
+    # dense gate and for s > 0, and 0 at s = 0 (K = 1).
+    qp, sp_pos = sp.Symbol("qp", positive=True), sp.Symbol("sp", positive=True)
+    dense_pos = bool((2 * g * qp).is_positive)
+    renorm_pos = bool((2 * g * sp_pos * qp / (g + sp_pos) ** 3).is_positive)
+    k1_zero = sp.simplify((2 * g * s_ * q / (g + s_) ** 3).subs(s_, 0)) == 0
+    return {"dense": dense_ok and dense_pos, "renormalised": renorm_ok and renorm_pos, "k1_zero": k1_zero,
+            "proportional": identical_experts_ratio(), "dense_slope": "2 g_i ||J_i^T dL/dy||^2",
+            "renorm_slope": "2 g_i s ||J_i^T dL/dy||^2 / (g_i + s)^3"}
+
+
 def sampled_ordering(seed: int, draws: int) -> tuple[int, int]:
     """(instances where the higher-weighted of the two selected experts has the larger gradient norm, draws):
     random logits, four one-hidden-layer ReLU experts (weights scaled by 1/sqrt(fan-in)), input and target."""
@@ -317,20 +368,39 @@ def sampled_ordering(seed: int, draws: int) -> tuple[int, int]:
 
 def measure_scale(ctx) -> list:
     out = []
+    cp = ceteris_paribus()
+    holds = cp["dense"] and cp["renormalised"] and cp["proportional"]
+    out.append(exact_result(
+        SCALE, SOURCE, "qualitative", CETERIS_PART,
+        "confirmed" if holds else "refuted",
+        "exact, under the ceteris-paribus reading the sentence draws from the formula dL/dtheta_i = g~_i J_i^T dL/dy "
+        "(raise the expert's gate probability g_i, hold its Jacobian J_i and the upstream gradient dL/dy, and under "
+        "top-K the chosen set and the other chosen experts' g_j): the norm is g~_i ||J_i^T dL/dy||, and by sympy "
+        f"(symbolic J (2 x 3), dL/dy and g) its square has slope {cp['dense_slope']} > 0 in g_i for the dense gate "
+        f"(g~_i = g_i: {cp['dense']}) and {cp['renorm_slope']} > 0 for the normalised top-K weights g~_i = "
+        f"g_i / (g_i + s), s > 0 the other chosen experts' sum, i.e. K >= 2 ({cp['renormalised']}); between two "
+        "experts with the same J and dL/dy the norms are in the ratio of their weights (sympy: "
+        f"{cp['proportional']}). So a higher gate probability gives a strictly larger gradient, and the step "
+        "-eta dL/dtheta_i (eta > 0) a larger update, wherever J_i^T dL/dy != 0 (else the expert gets no gradient "
+        f"at all). At K = 1 normalised the slope is 0 (s = 0: {cp['k1_zero']}): the entry '{K1_NORMALISED}'",
+        r"\frac{\partial}{\partial g_i}\,\big\|\tilde g_i J_i^\top \tfrac{\partial L}{\partial y}\big\|^2 "
+        r"= \frac{2 g_i s\,\|J_i^\top \partial L/\partial y\|^2}{(g_i + s)^3} > 0\ (s > 0)",
+        reading=CETERIS))
     fac = factorised_counterexample()
     relu = relu_counterexample()
     smaller = fac["norms2"][0] < fac["norms2"][1]
     out.append(exact_result(
         SCALE, SOURCE, "qualitative", BETWEEN_EXPERTS,
         "refuted" if smaller else "confirmed",
-        f"exact counterexample to the sentence read literally (two different experts on one token): two experts E_i(x) = a_i b_i x, K = N = 2, g = g~ = ({GATES[0]}, {GATES[1]}), x = 1, "
+        f"exact counterexample to the sentence read literally (for all cases, here two different experts on one "
+        f"token): two experts E_i(x) = a_i b_i x, K = N = 2, g = g~ = ({GATES[0]}, {GATES[1]}), x = 1, "
         f"target 1, (a_1, b_1) = ({PARAMS[0][0]}, {PARAMS[0][1]}), (a_2, b_2) = ({PARAMS[1][0]}, {PARAMS[1][1]}): "
         f"y = {fac['y']}, ||dL/dtheta_1||^2 = {fac['norms2'][0]} < ||dL/dtheta_2||^2 = {fac['norms2'][1]} "
         f"(norm ratio {fac['ratio']}): the expert with the higher gate probability receives the smaller gradient, "
         "because its Jacobian (b_1 x, a_1 x) is smaller. With ReLU experts E_i = v_i max(0, u_i x), (u, v) = "
         f"{tuple(tuple(int(v) for v in p) for p in RELU_PARAMS)}, same gates: squared norms {relu[0]} and {relu[1]} "
         "(expert 1's unit is off). The sentence holds between experts with the same Jacobian and upstream "
-        "gradient (the corrected entry), which the chapter does not state",
+        f"gradient, its ceteris-paribus reading (the entry '{CETERIS_PART}')",
         r"\tilde g_i > \tilde g_j \Rightarrow \|\partial L/\partial\theta_i\| > \|\partial L/\partial\theta_j\|",
         reading=LITERAL, gates=[str(v) for v in GATES]))
     weights, grads = k1_same_gradient()
@@ -340,23 +410,14 @@ def measure_scale(ctx) -> list:
     out.append(exact_result(
         SCALE, SOURCE, "qualitative", K1_NORMALISED,
         "refuted" if same else "confirmed",
-        "exact counterexample comparing one expert across two tokens, under the chapter's normalised top-K "
-        "weights at K = 1: expert 1, E_1(x) = a b x at a = b = 1/2, on x = 1 (target 1) and x = -1 (target -1), "
+        "exact counterexample under every reading, the ceteris-paribus one included (one expert compared with "
+        "itself across two tokens), under the chapter's normalised top-K weights at K = 1: expert 1, E_1(x) = a b x at a = b = 1/2, on x = 1 (target 1) and x = -1 (target -1), "
         "where its Jacobian and the upstream gradient differ only in sign; one gate G(x) = softmax(W_g x + b_g), "
         f"W_g = (log(6)/2, 0), b_g = (log(27/2)/2, 0), gives g = {_vec(gates[0])} and {_vec(gates[1])}, so expert 1 "
         f"is chosen on both with g_1 = {gates[0][0]} and {gates[1][0]}, yet g~_1 = {weights[0]} and {weights[1]}; "
         f"its gradients in (a, b) are {_vec(grads[0])} and {_vec(grads[1])}: equal. Every selected expert gets "
         "weight 1 at K = 1, so a higher gate probability gives it no larger gradient",
         r"K = 1:\ \tilde g_{i^*} = 1\ \text{whatever}\ g_{i^*}"))
-    ident = identical_experts_ratio()
-    out.append(exact_result(
-        SCALE, SOURCE, "qualitative", "same Jacobian and upstream gradient: the norm is proportional to g~_i",
-        "confirmed" if ident else "refuted",
-        "sympy, symbolic J (2 x 3), upstream dL/dy and weights: ||w_1 J^T delta||^2 w_2^2 - ||w_2 J^T delta||^2 w_1^2 "
-        f"simplifies to 0: {ident}. So the chapter's inference holds between experts with the same Jacobian at "
-        "that input (identical experts, or experts linear in their parameters through a common feature map), not in general",
-        r"J_i = J_j \Rightarrow \frac{\|\partial L/\partial\theta_i\|}{\|\partial L/\partial\theta_j\|} = "
-        r"\frac{\tilde g_i}{\tilde g_j}", form="corrected"))
     successes, draws = sampled_ordering(ctx.seed, int(ctx.sizes.draws))
     out.append(ProportionEvidence(
         claim_id=SCALE, source=SOURCE, kind="probability", form="derived",
@@ -367,8 +428,9 @@ def measure_scale(ctx) -> list:
         r"\tilde g_j) = 1",
         what="the higher-weighted of the two selected experts received the larger gradient norm",
         rows=(ProportionRow(None, successes, draws),), claim="at_least", bound=1.0, unit="random instances",
-        note="The size of the literal reading's failure, against 'always' (the sentence read between any two "
-        "experts): derived, since the exact counterexample already settles that reading."))
+        note="The size of the literal reading's failure, against 'always' (the sentence read for all cases, "
+        "between any two experts): derived, since the exact counterexample already settles that reading; the "
+        "ceteris-paribus reading is decided exactly, by the sign of a derivative."))
     return out
 
 
@@ -377,37 +439,57 @@ def _vec(values) -> str:
 
 
 def slips_scale(results) -> list:
-    stated = [r for r in results if r.key.part == BETWEEN_EXPERTS and r.verdict == "refuted"]
+    literal = [r for r in results if r.key.part == BETWEEN_EXPERTS and r.verdict == "refuted"]
     k1 = [r for r in results if r.key.part == K1_NORMALISED and r.verdict == "refuted"]
-    if not (stated or k1):
-        return []
+    ceteris = [r for r in results if r.key.part == CETERIS_PART]
     sampled = [r for r in results if r.evidence_type == "proportion"]
-    corrected = [r for r in results if r.key.form == "corrected"]
-    effect = ""
-    rows = sampled[0].config.get("probabilities") if sampled else None
-    if rows:
-        row = rows[0]
-        effect = (f"between different experts the inference often holds: the higher-weighted of two selected random "
-                  f"ReLU experts got the larger gradient in {row['successes']} of {row['trials']} instances")
-    return [Slip(
-        id="expert.update_scale.not_implied",
-        entries=keys_of(stated, k1, corrected, sampled),
-        location="Chapter 1.5, 对专家网络的梯度 ('这表明：…')",
-        slip_class="unstated assumption",
-        stated="这表明：门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (this shows that an expert with a "
-        "higher gate probability receives a stronger gradient signal, hence a larger update)",
-        holds="∂L/∂θ_i = g̃_i J_i^T ∂L/∂y has norm g̃_i ||J_i^T ∂L/∂y||: it is proportional to g̃_i among experts with "
-        "the same Jacobian and upstream gradient, the ceteris-paribus reading '这表明' draws, which the chapter does "
-        "not state; between experts whose Jacobians differ the higher-weighted one can receive the smaller "
-        "gradient. And under the chapter's normalised weights at K = 1 even one expert's gradient does not grow "
-        "with its gate probability: its weight is 1 on every token (see topk.normalised_k1.no_gate_gradient)",
-        evidence=" | ".join(r.evidence for r in stated + k1 + corrected),
-        effect=effect,
-        summary="a higher gate probability gives a larger gradient only for experts with the same Jacobian and "
-        "upstream gradient, which the chapter does not state (with g = (2/3, 1/3) and experts a_i b_i x, (a, b) = "
-        "(1/10, 1/10) and (1, 1), the higher-weighted expert's gradient is 1/5 of the other's), and under the "
-        "chapter's normalised weights at K = 1 not even then: every chosen expert has weight 1",
-    )]
+    out = []
+    if k1:
+        out.append(Slip(
+            id="expert.update_scale.k1",
+            entries=keys_of(k1, ceteris),
+            location="Chapter 1.5, 对专家网络的梯度 ('这表明：…'), at K = 1 with the normalised weights",
+            slip_class="inconsistency between sections",
+            stated="这表明：门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (this shows that an expert with a "
+            "higher gate probability receives a stronger gradient signal, hence a larger update)",
+            holds="under the chapter's normalised weights at K = 1 the chosen expert's weight is 1 whatever its gate "
+            "probability, so its gradient does not grow with it, under every reading of the sentence; with K >= 2 "
+            "(or a dense gate) the sentence holds exactly under its ceteris-paribus reading",
+            evidence=" | ".join(r.evidence for r in k1 + ceteris),
+            causes=("topk.normalised_k1.no_gate_gradient",),
+            effect="at K = 1, one of the two values the chapter calls usual, a higher gate probability changes the "
+            "chosen expert's gradient not at all; at K >= 2 the gradient's norm grows strictly with it, the other "
+            "factors held",
+            summary="at K = 1 with the chapter's normalised weights a higher gate probability gives the chosen "
+            "expert no larger gradient (its weight is 1 whatever g_i), under every reading; at K >= 2 the sentence "
+            "holds exactly, ceteris paribus",
+        ))
+    if literal:
+        effect = ""
+        rows = sampled[0].config.get("probabilities") if sampled else None
+        if rows:
+            row = rows[0]
+            effect = (f"under the literal reading only: between different experts the inference often holds, the "
+                      f"higher-weighted of two selected random ReLU experts got the larger gradient in "
+                      f"{row['successes']} of {row['trials']} instances")
+        out.append(Slip(
+            id="expert.update_scale.not_implied",
+            entries=keys_of(literal, sampled),
+            location="Chapter 1.5, 对专家网络的梯度 ('这表明：…'), read for all cases",
+            slip_class="unstated assumption",
+            stated="这表明：门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (this shows that an expert with a "
+            "higher gate probability receives a stronger gradient signal, hence a larger update)",
+            holds="read literally, for all cases, false: ∂L/∂θ_i = g̃_i J_i^T ∂L/∂y has norm g̃_i ||J_i^T ∂L/∂y||, "
+            "so between experts whose Jacobians differ the higher-weighted one can receive the smaller gradient; "
+            "the sentence holds ceteris paribus (the same Jacobian and upstream gradient), the reading '这表明' "
+            "draws, which the chapter does not state",
+            evidence=" | ".join(r.evidence for r in literal),
+            effect=effect,
+            summary="read literally, for all cases, the sentence is false (exact: with g = (2/3, 1/3) and experts "
+            "a_i b_i x, (a, b) = (1/10, 1/10) and (1, 1), the higher-weighted expert's gradient is 1/5 of the "
+            "other's); it holds under the ceteris-paribus reading it draws, the same Jacobian and upstream gradient",
+        ))
+    return out
 
 
 register(Claim(
@@ -426,9 +508,11 @@ register(Claim(
     statement=r"\text{门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (a higher gate probability gives "
     r"a stronger gradient and a larger update)}",
     preconditions=("∂L/∂θ_i = g̃_i J_i^T ∂L/∂y (reading)", "update = −η ∂L/∂θ_i"),
-    measure=measure_scale, slips=slips_scale, interpretations=INTERPRETATIONS,
+    measure=measure_scale, slips=slips_scale, interpretations=INTERPRETATIONS_SCALE,
     summary="Whether a higher gate probability means a larger gradient for the expert.",
-    notes="Exact counterexamples to the sentence read literally (factorised linear and ReLU experts) and at the "
-    "normalised K = 1 (one expert on two tokens), the corrected statement for experts with a common Jacobian and "
-    "upstream gradient, and, derived, how often it holds between random ReLU experts.",
+    notes="Two readings: ceteris paribus (the formula's other factors held), decided exactly by the sign of the "
+    "derivative of the gradient's norm in g_i (sympy; positive for a dense gate and K >= 2), and literally, for all "
+    "cases (exact counterexamples between factorised linear and ReLU experts, and, derived, how often it holds "
+    "between random ReLU experts, decided under the run's error control); at the normalised K = 1 an exact "
+    "counterexample (one expert on two tokens) under both.",
 ))
