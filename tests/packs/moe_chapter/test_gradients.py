@@ -150,33 +150,75 @@ def test_sampled_ordering_matches_a_loop():
     assert 0 < successes < draws  # neither always nor never
 
 
+def test_ceteris_paribus_slope_by_hand():
+    # ||g~ J^T delta||^2 = (g/(g + s))^2 q with q = ||J^T delta||^2; by hand, d/dg (g/(g + s))^2 = 2 g s/(g + s)^3.
+    # Checked here by central differences on a fixed J, delta (numpy, independent of sympy), and the sign: positive
+    # for s > 0 (K >= 2), zero for s = 0 (K = 1), and 2 g q for the dense gate (g~ = g).
+    J = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, 1.0]])
+    delta = np.array([0.7, -1.1])
+    q = float(((J.T @ delta) ** 2).sum())
+    step = 1e-6
+    for g, s in ((0.3, 0.2), (0.6, 0.1), (0.5, 0.0)):
+        def norm2(gv, s=s):
+            return (gv / (gv + s)) ** 2 * q if gv + s > 0 else 0.0
+        fd = (norm2(g + step) - norm2(g - step)) / (2 * step)
+        assert fd == pytest.approx(2 * g * s * q / (g + s) ** 3, rel=1e-6, abs=1e-9)
+        assert (fd > 0) == (s > 0)
+    fd_dense = ((0.3 + step) ** 2 * q - (0.3 - step) ** 2 * q) / (2 * step)
+    assert fd_dense == pytest.approx(2 * 0.3 * q, rel=1e-6)
+    cp = expert.ceteris_paribus()
+    assert cp["dense"] and cp["renormalised"] and cp["k1_zero"] and cp["proportional"]
+
+
+def test_ceteris_paribus_entry_can_fail(monkeypatch):
+    # A slope check that does not hold must not confirm the main entry.
+    monkeypatch.setattr(expert, "ceteris_paribus", lambda: {
+        "dense": True, "renormalised": False, "k1_zero": True, "proportional": True, "dense_slope": "",
+        "renorm_slope": ""})
+    out = expert.measure_scale(_tiny())
+    main = next(r for r in out if r.key.part == expert.CETERIS_PART)
+    assert main.verdict == "refuted"
+
+
 def test_update_scale_run_and_slip(monkeypatch):
     small = dataclasses.replace(PACK.budgets["smoke"], draws=300)
     monkeypatch.setitem(PACK.budgets, "smoke", small)
     run = runner.run(["expert.update_scale"], budget="smoke", seed=0, pack=PACK, reuse_claims=False)
     verdicts = {(r.key.form, r.key.part, r.key.reading): r.verdict for r in run.results}
+    # The main entry is the ceteris-paribus reading (confirmed, K >= 2 or dense); the literal reading, for all cases,
+    # is its own entry (refuted); K = 1 normalised fails under both (no reading).
     assert verdicts == {
+        ("stated", expert.CETERIS_PART, expert.CETERIS): "confirmed",
         ("stated", "between two experts: a higher gate probability gives a larger gradient", expert.LITERAL): "refuted",
         ("stated", "K = 1 normalised: a higher g_i gives a larger gradient", None): "refuted",
-        ("corrected", "same Jacobian and upstream gradient: the norm is proportional to g~_i", None): "confirmed",
         ("derived", "random ReLU experts: the higher-weighted one always has the larger gradient",
          expert.LITERAL): "refuted",
     }
+    assert all(r.evidence_type == "exact" for r in run.results if r.key.reading == expert.CETERIS)
     k1 = next(r for r in run.results if r.key.part == expert.K1_NORMALISED)
-    assert "one expert across two tokens" in k1.evidence
+    assert "one expert compared with itself across two tokens" in k1.evidence
     # the K = 1 case holds under every reading, the literal one only between different experts: the line falls on
     # the former, and quotes it
     from moecl_verify.reports.headline import FALLS, decisive_entry, summarize
     assert summarize(run.results) == FALLS
     assert decisive_entry(run.results, ("expert",), PACK).key == k1.key
+    # without the K = 1 entry the line would depend on the reading: refuted literally, confirmed ceteris paribus
+    from moecl_verify.reports.headline import DEPENDS
+    assert summarize([r for r in run.results if r.key.part != expert.K1_NORMALISED]) == DEPENDS
     sampled = next(r for r in run.results if r.evidence_type == "proportion")
-    # the sampled proportion is the effect size, not a further refutation of the statement
-    assert not sampled.key.is_statement
+    # the sampled proportion is the effect size of the literal reading, not a further refutation of the statement,
+    # and it is decided by the run's error control
+    assert not sampled.key.is_statement and sampled.key.reading == expert.LITERAL
     successes, draws = expert.sampled_ordering(0, 300)
     assert sampled.observed == successes / draws < 1 and sampled.false_fail_rate is not None
-    assert [s.id for s in run.slips] == ["expert.update_scale.not_implied"]
-    slip = run.slips[0]
-    assert slip.slip_class == "unstated assumption"
-    assert [k.part for k in slip.entries[:2]] == [expert.BETWEEN_EXPERTS, expert.K1_NORMALISED]
-    assert "same Jacobian and upstream gradient" in slip.holds
-    assert f"{successes} of {draws}" in slip.effect
+    slips = {s.id: s for s in run.slips}
+    assert set(slips) == {"expert.update_scale.k1", "expert.update_scale.not_implied"}
+    literal = slips["expert.update_scale.not_implied"]
+    assert literal.slip_class == "unstated assumption"
+    assert [k.part for k in literal.entries] == [expert.BETWEEN_EXPERTS, sampled.key.part]
+    assert "same Jacobian and upstream gradient" in literal.holds and "read literally" in literal.summary
+    assert f"{successes} of {draws}" in literal.effect
+    k1_slip = slips["expert.update_scale.k1"]
+    # the K = 1 failure follows from the normalised weights' definition at K = 1 (the routing claim's slip)
+    assert k1_slip.causes == ("topk.normalised_k1.no_gate_gradient",)
+    assert k1_slip.entries[0] == k1.key

@@ -89,20 +89,59 @@ def test_max_shift_entries_and_error_control():
         assert r.verdict == "confirmed"
         # a few u near the maximum: the derived bound at gap 0 is 1.01 (8 + 7 + 8/e + 1) = 19.1 u
         assert r.config["worst_error_u_gap_le_1"] < 1.01 * (8 + 7 + 8 / math.e + 1 + 1)
-    temp = {(part, r.form, r.key.reading): r.verdict for (cid, part), r in by.items() if cid == "softmax.temperature"}
-    # The statement read generically (a unique largest logit) holds; the ties are a derived precision note.
-    assert temp == {("tau -> 0+: one-hot", "stated", "unique maximum (generic)"): "confirmed",
-                    ("tau -> 0+ at tied maxima", "derived", None): "confirmed",
-                    ("tau -> oo: uniform", "stated", None): "confirmed",
+    temp = {(part, r.form, r.key.reading): r.verdict for (cid, part), r in by.items() if cid == "softmax.temperature"
+            and part != softmax.PART_ONE_HOT}
+    one_hot = {r.key.reading: r.verdict for r in res.results if r.key.part == softmax.PART_ONE_HOT}
+    # The one-hot statement under its two readings: ties included (as printed) refuted, a unique largest logit
+    # confirmed; both are the statement, not derived notes.
+    assert one_hot == {softmax.READING_TIES: "refuted", softmax.READING_UNIQUE: "confirmed"}
+    assert all(r.key.is_statement for r in res.results if r.key.part == softmax.PART_ONE_HOT)
+    assert temp == {("tau -> oo: uniform", "stated", None): "confirmed",
                     ("tau -> 0- gives the argmin", "derived", None): "confirmed",
                     ("distance to the one-hot limit", "derived", None): "confirmed",
                     ("overflow at small tau without the shift", "derived", None): "confirmed"}
     assert {s.id for s in res.slips} == {"softmax.temperature.ties"}
     ties = res.slips[0]
-    # An unstated assumption resting on the derived entry only: it undercuts the stability line, it breaks nothing.
+    # The unstated unique maximum, resting first on the refuted reading of the statement: it breaks the stability
+    # line under that reading, which therefore no longer stands.
     assert ties.slip_class == "unstated assumption"
-    assert [k.part for k in ties.entries] == ["tau -> 0+ at tied maxima"]
-    assert not any(k.is_statement for k in ties.entries)
+    assert [(k.part, k.reading) for k in ties.entries] == [(softmax.PART_ONE_HOT, softmax.READING_TIES),
+                                                           (softmax.PART_ONE_HOT, softmax.READING_UNIQUE)]
+    assert ties.entries[0].is_statement
+    from moecl_verify.reports.headline import DEPENDS, part_verdicts, summarize
+    temperature = [r for r in res.results if r.id == "softmax.temperature"]
+    assert summarize(temperature) == DEPENDS
+    item = next(i for i in PACK.headline if i.key == "stability")
+    parts = dict(part_verdicts(res.results, item))
+    assert parts["τ -> 0 gives one-hot, τ -> ∞ uniform"] == DEPENDS
+
+
+def test_one_hot_readings_by_hand():
+    # Ties: z = (0, 0, -1) at temperature tau: g = (1, 1, e^{-1/tau}) / (2 + e^{-1/tau}); at tau = 1/40 the third
+    # is e^{-40}/(2 + e^{-40}) ~ 2e-18 and the first two 1/(2 + e^{-40}) ~ 1/2: the limit (1/2, 1/2, 0) is not
+    # one-hot.
+    t = 1 / 40
+    e = math.exp(-1 / t)
+    assert (1 / (2 + e), e / (2 + e)) == pytest.approx((0.5, 0.0), abs=1e-15)
+    assert softmax.temperature_limits()["tie"] == (sp.Rational(1, 2), sp.Rational(1, 2), 0)
+    # A unique maximum, N = 4, z = (1, 0.5, 0, -2): g_max = 1/(1 + e^{-0.5/tau} + e^{-1/tau} + e^{-3/tau}); at
+    # tau = 1/20: 1/(1 + e^{-10} + e^{-20} + e^{-60}) = 1 - 4.54e-5 to three digits, and tends to 1.
+    t = 1 / 20
+    g_max = 1 / (1 + math.exp(-0.5 / t) + math.exp(-1 / t) + math.exp(-3 / t))
+    z = np.array([1.0, 0.5, 0.0, -2.0]) / t
+    direct = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    assert direct[0] == pytest.approx(g_max, rel=1e-15) and 1 - g_max == pytest.approx(4.54e-5, rel=1e-3)
+    lim = softmax.temperature_limits()
+    assert lim["general_identity"] and lim["general_others"] and lim["term_limit"] == 0
+
+
+def test_one_hot_unique_reading_can_fail(monkeypatch):
+    # A gate without the temperature (softmax(z), whatever tau) is not one-hot in the limit: the unique-maximum
+    # reading must then not be confirmed.
+    monkeypatch.setattr(softmax, "tempered", lambda z, i, temperature: sp.exp(z[i]) / sum(sp.exp(v) for v in z))
+    out = softmax.measure_temperature(context_for(PACK, "smoke", 0))
+    unique = next(r for r in out if r.key.reading == softmax.READING_UNIQUE)
+    assert unique.verdict == "refuted"
 
 
 def test_derived_bound_by_hand():

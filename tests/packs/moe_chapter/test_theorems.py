@@ -18,6 +18,8 @@ from moecl_verify.checks.context import context_for
 from moecl_verify.packs.moe_chapter import PACK
 
 pytestmark = pytest.mark.claims
+# The label the definition check carries, so that a reader never takes it for the theorem.
+PART_MEAN_LABEL = "definition check, not the theorem"
 
 
 def _by_part(results):
@@ -74,12 +76,14 @@ def test_thm2_gate_parameters():
     out = thm2.measure_gate(context_for(PACK, "smoke", 0))
     got = {(r.key.part, r.form, r.key.role): r.verdict for r in out}
     # The proof says the gate's N d is the same in both cases (true: the gate scores all N experts either way); it
-    # never says the formulas contain it, so that they leave it out is a derived note, not a refuted step.
+    # offers that as the reason the formulas may leave it out, which is false for the ratio's limit (a proof step,
+    # refuted); that the formulas leave it out is a derived note.
     assert got == {(thm2.PART_GATE, "stated", "proof step"): "confirmed",
                    (thm2.PART_GATE_OMITTED, "derived", "proof step"): "confirmed",
                    (thm2.PART_ATTENTION, "stated", "proof step"): "confirmed",
                    (thm2.PART_SAVINGS, "stated", "proof step"): "confirmed",
                    (thm2.PART_GATE_FLOOR, "derived", "statement"): "confirmed",
+                   (thm2.PART_GATE_LIMIT, "stated", "proof step"): "refuted",
                    (thm2.PART_UNITS, "stated", "statement"): "confirmed"}
     # The gate's floor by hand: d = 2, h = 3, K = 1, N = 10^9: (4 + 6 + 9 + 2N)/(4 + 6 + 9N + 2N) -> 2/11.
     n = 10**9
@@ -87,12 +91,48 @@ def test_thm2_gate_parameters():
     slips = {s.id: s for s in thm2.slips_gate(out)}
     assert set(slips) == {"thm2.gate_term_missing", "thm2.count_vs_compute"}
     missing = slips["thm2.gate_term_missing"]
-    # A term left out of the formulas: notation, resting on derived entries only (so it breaks no statement).
-    assert missing.slip_class == "notation"
-    assert [k.part for k in missing.entries] == [thm2.PART_GATE_OMITTED, thm2.PART_GATE_FLOOR]
+    # A false justification of the ratio's limit: a false intermediate step, resting first on the refuted step.
+    assert missing.slip_class == "false intermediate step"
+    assert [k.part for k in missing.entries] == [thm2.PART_GATE_LIMIT, thm2.PART_GATE_OMITTED, thm2.PART_GATE_FLOOR]
     assert not any(k.is_statement for k in missing.entries)
-    # Its effect, by hand: d/(d + h^2) at d = 4096, h = 16384 is 4096/(4096 + 268435456) = 1/65537, about 1.5e-05.
-    assert 4096 / (4096 + 16384**2) == pytest.approx(1 / 65537) and "1.5e-05" in missing.effect
+    # Its effect, by hand (plain fractions, not the tool's functions): at N = 10^6, d = 1024, h = 4096, K = 2,
+    # with the gate: (d^2 + dh + K h^2 + N d)/(d^2 + dh + N h^2 + N d) against K/N; without it (the printed formulas)
+    # (N - K) d (d + h) / (K (N h^2 + d^2 + d h)).
+    d, h, N = 1024, 4096, 10**6
+
+    def with_gate(K):
+        return (Fraction(d * d + d * h + K * h * h + N * d, d * d + d * h + N * h * h + N * d) - Fraction(K, N)) \
+            / Fraction(K, N)
+
+    def printed(K):
+        return Fraction((N - K) * d * (d + h), K * (N * h * h + d * d + d * h))
+
+    assert 30 < with_gate(2) < 31 and 0.15 < printed(2) < 0.16  # the "about 30" at K = 2
+    assert f"{float(with_gate(2)):.3g}" in missing.effect and f"{float(printed(2)):.3g}" in missing.effect
+    assert f"{float(with_gate(2) - printed(2)):.3g}" in missing.effect
+    assert f"{float(with_gate(1) - printed(1)):.3g}" in missing.effect
+    # Few experts: d = 4096, h = 16384, N = 64, K = 2: the gate's share is small.
+    d, h, N = 4096, 16384, 64
+    assert f"{float(with_gate(2) - printed(2)):.2g}" in missing.effect and float(with_gate(2) - printed(2)) < 1e-3
+    # It undercuts Theorem 2 (a proof step), it does not break its statement on the printed formulas.
+    from moecl_verify.reports import consequence
+    ranked = consequence.consequence(missing, PACK)
+    assert ranked.breaks == () and [i.key for i in ranked.undercuts] == ["thm2"]
+
+
+def test_thm2_gate_limit_by_hand():
+    # d = 2, h = 3, N = 10, K = 1: with the gate (4 + 6 + 9 + 20)/(4 + 6 + 90 + 20) = 39/120 = 13/40; K/N = 1/10, so
+    # the relative error is 13/4 - 1 = 9/4.
+    assert thm2.gate_ratio_at(2, 3, 10, 1) == Fraction(13, 40)
+    rel = thm2.gate_relative_error()
+    assert rel.subs({thm2.d: 2, thm2.h: 3, thm2.N: 10, thm2.K: 1}) == sp.Rational(9, 4)
+    # As N -> oo the ratio tends to d/(d + h^2) (the N d and N h^2 terms dominate): 2/11 here, so the relative error
+    # against K/N = 1/N grows like N (2/11): unbounded.
+    assert sp.limit(rel, thm2.N, sp.oo) == sp.oo
+    big = rel.subs({thm2.d: 2, thm2.h: 3, thm2.N: 10**9, thm2.K: 1})
+    assert float(big) == pytest.approx(10**9 * 2 / 11 - 1, rel=1e-6)
+    entry = next(r for r in thm2.measure_gate(context_for(PACK, "smoke", 0)) if r.key.part == thm2.PART_GATE_LIMIT)
+    assert "d/(d + h**2)" in entry.evidence and entry.config["table"][0] == [1024, 4096, 10**6, 2]
 
 
 # ---------------------------------------------------------------------------------------------- Theorem 3
@@ -106,7 +146,7 @@ def test_thm3_verdicts():
     # formula (not checkable) and fbar = K/N as the mean load (a real check).
     assert got == {
         (thm3.PART_STATEMENT, None, "stated", "statement"): "not_checkable",
-        (thm3.PART_MEAN, None, "stated", "statement"): "confirmed",
+        (thm3.PART_MEAN, None, "derived", "statement"): "confirmed",
         (thm3.PART_RANGE, "population variance", "derived", "statement"): "confirmed",
         (thm3.PART_DECREASING, "relative", "derived", "statement"): "confirmed",
         (thm3.PART_DECREASING, "hyperbolic", "derived", "statement"): "confirmed",
@@ -114,7 +154,12 @@ def test_thm3_verdicts():
         (thm3.PART_POSITIVE, "hyperbolic", "derived", "statement"): "confirmed",
         (thm3.PART_BOTTLENECK, None, "stated", "proof step"): "refuted",
     }
-    assert [r.key.part for r in out if r.key.is_statement] == [thm3.PART_STATEMENT, thm3.PART_MEAN]
+    # The definition check is derived: the theorem's only statement entry is the missing formula, so the line is
+    # not checkable, never "partly confirmed" on a definition.
+    assert [r.key.part for r in out if r.key.is_statement] == [thm3.PART_STATEMENT]
+    assert PART_MEAN_LABEL in thm3.PART_MEAN
+    from moecl_verify.reports.headline import NOT_CHECKABLE, summarize
+    assert summarize(out) == NOT_CHECKABLE
     assert [s.id for s in thm3.slips(out)] == ["thm3.variance_vs_bottleneck"]
     # The positivity condition of the relative reading: beta < K/(N - K) = 2/62 at N = 64, K = 2.
     positive = _by_part(out)[(thm3.PART_POSITIVE, "relative")]
@@ -157,13 +202,12 @@ def test_thm3_mean_entry_can_fail(monkeypatch):
 def test_thm1_verdicts_and_slip_causes():
     out = thm1.measure(context_for(PACK, "smoke", 0))
     got = {(r.key.part, r.key.reading, r.form, r.key.role): r.verdict for r in out}
-    # C^k(R^d) carries uniform convergence on compact sets, so the statement is read on compact domains, where it
-    # names no accuracy or rate: not checkable, and the only entry of the statement. That no ReLU MoE approximates
-    # x^2 uniformly on all of R is a derived precision note (confirmed), as is the exact count.
+    # Two readings of the statement, each its own entry: literally, uniformly on R^d (refuted exactly), and on
+    # compact domains (not checkable: without content).
     assert got == {
-        (thm1.PART_UNIFORM, None, "derived", "statement"): "confirmed",
+        (thm1.PART_UNIFORM, thm1.READING_LITERAL, "stated", "statement"): "refuted",
+        (thm1.PART_COMPACT, thm1.READING_COMPACT, "stated", "statement"): "not_checkable",
         (thm1.PART_COUNT, None, "derived", "statement"): "confirmed",
-        (thm1.PART_COMPACT, "compact domain", "stated", "statement"): "not_checkable",
         (thm1.PART_TABLE, None, "derived", "statement"): "confirmed",
         (thm1.PART_STEP1, None, "stated", "proof step"): "not_checkable",
         (thm1.PART_STEP2, "argmax (top-1)", "stated", "proof step"): "confirmed",
@@ -172,19 +216,57 @@ def test_thm1_verdicts_and_slip_causes():
         (thm1.PART_STEP4, "dense, K = N", "stated", "proof step"): "confirmed",
         (thm1.PART_STEP5, None, "stated", "proof step"): "refuted",
     }
-    assert [r.key.part for r in out if r.key.is_statement] == [thm1.PART_COMPACT]
+    assert [r.key.part for r in out if r.key.is_statement] == [thm1.PART_UNIFORM, thm1.PART_COMPACT]
+    compact = next(r for r in out if r.key.part == thm1.PART_COMPACT)
+    assert compact.evidence.startswith("without content on compact sets")
+    from moecl_verify.reports.headline import DEPENDS, summarize
+    assert summarize(out) == DEPENDS
+    # both readings are recorded as interpretations
+    ids = {i.id for i in thm1.INTERPRETATIONS}
+    assert {"thm1.approximation.literal", "thm1.approximation.compact"} <= ids
     slips = {s.id: s for s in thm1.slips(out)}
-    assert set(slips) == {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching"}
+    assert set(slips) == {"thm1.uniform_on_Rd", "thm1.missing_quantifiers", "thm1.count_ignores_N",
+                          "thm1.soft_switching"}
     assert {i: s.slip_class for i, s in slips.items()} == {
+        "thm1.uniform_on_Rd": "false statement",
         "thm1.missing_quantifiers": "unstated assumption",
         "thm1.count_ignores_N": "inconsistency between sections",
         "thm1.soft_switching": "unstated assumption"}
     assert slips["thm1.count_ignores_N"].causes == ("thm1.missing_quantifiers",)
     assert slips["thm1.missing_quantifiers"].causes == ()
-    # The missing quantifiers rest on the count and the derived note, neither a reading of the statement.
-    assert [k.part for k in slips["thm1.missing_quantifiers"].entries] == [thm1.PART_COUNT, thm1.PART_UNIFORM]
-    assert all(k.form == "derived" for k in slips["thm1.missing_quantifiers"].entries)
-    assert "false" not in slips["thm1.missing_quantifiers"].summary
+    # The literal reading's slip rests on the refuted statement entry; the compact reading's on the count and the
+    # not-checkable entry.
+    assert [(k.part, k.reading) for k in slips["thm1.uniform_on_Rd"].entries] == [
+        (thm1.PART_UNIFORM, thm1.READING_LITERAL)]
+    assert [k.part for k in slips["thm1.missing_quantifiers"].entries] == [thm1.PART_COUNT, thm1.PART_COMPACT]
+    assert "read literally on R^d" in slips["thm1.uniform_on_Rd"].summary
+
+
+def test_thm1_literal_reading_by_hand():
+    # A concrete layer: N = 2 experts of one unit, K = 1, gate logits (x, -x); expert 1 = 2 ReLU(x) + 1, expert 2 =
+    # ReLU(-x) - 1. Its envelope: A = max(|1| + 2*0, |-1| + 1*0) = 1, B = max(2*1, 1*1) = 2. At epsilon = 3,
+    # s = sqrt(A + epsilon) = 2 and x* = B + s + 1 = 5: the layer routes x = 5 to expert 1, F(5) = 11, and
+    # 25 - 11 = 14 = epsilon + B (s + 1) + 2 s + 1 = 3 + 6 + 4 + 1 > epsilon.
+    params = {"wg": np.array([1.0, -1.0]), "bg": np.zeros(2), "w": np.array([[1.0], [-1.0]]),
+              "b": np.zeros((2, 1)), "v": np.array([[2.0], [1.0]]), "c": np.array([1.0, -1.0]), "K": 1}
+    assert thm1.moe_output(np.array([5.0]), params)[0] == pytest.approx(11.0)
+    assert 25 - 11 == 3 + 2 * 3 + 2 * 2 + 1 == 14
+    x_star, excess, ok = thm1.escape_witness()
+    assert ok
+    A_, B_, e_ = sp.Symbol("A", nonnegative=True), sp.Symbol("B", nonnegative=True), sp.Symbol("epsilon", positive=True)
+    assert x_star.subs({A_: 1, B_: 2, e_: 3}) == 5
+    # the argument at a second layer, numerically: any envelope (A, B), epsilon -> x* leaves the envelope by > eps
+    for a_env, b_env, eps in ((0.0, 0.0, 1e-3), (8.787, 8.101, 0.5), (100.0, 3.0, 10.0)):
+        xs = b_env + math.sqrt(a_env + eps) + 1
+        assert xs * xs - a_env - b_env * xs > eps
+
+
+def test_thm1_literal_entry_needs_the_envelope(monkeypatch):
+    # If a layer left its linear envelope, the argument's premise would be wrong for the code: no verdict.
+    monkeypatch.setattr(thm1, "growth_check", lambda seed: {"A": 1.0, "B": 1.0, "inside": False, "points": 1,
+                                                            "gap_at": {}})
+    out = thm1.measure(context_for(PACK, "smoke", 0))
+    assert next(r for r in out if r.key.part == thm1.PART_UNIFORM).verdict == "inconclusive"
 
 
 def test_thm1_count_by_hand():
@@ -261,9 +343,10 @@ def test_theorems_through_the_runner():
     ids = {r.id for r in res.results}
     assert ids == {"thm1.expressivity", "thm2.ratio", "thm2.gate_parameters", "thm3.capacity"}
     assert all(r.evidence_type == "exact" for r in res.results)
-    assert {s.id for s in res.slips} == {"thm1.missing_quantifiers", "thm1.count_ignores_N", "thm1.soft_switching",
+    assert {s.id for s in res.slips} == {"thm1.uniform_on_Rd", "thm1.missing_quantifiers", "thm1.count_ignores_N",
+                                         "thm1.soft_switching",
                                          "thm2.expert_dimensions", "thm2.gate_term_missing", "thm2.count_vs_compute",
                                          "thm3.variance_vs_bottleneck"}
-    # thm1: 10 entries (3 derived notes, the statement, steps 1, 2 (and its top-2 note), 4 (two readings), the
-    # count against step 5); thm2.ratio 5; thm2.gate_parameters 6; thm3.capacity 8.
-    assert math.isclose(len(res.results), 10 + 5 + 6 + 8)
+    # thm1: 10 entries (the statement under two readings, 2 derived notes, steps 1, 2 (and its top-2 note), 4 (two
+    # readings), the count against step 5); thm2.ratio 5; thm2.gate_parameters 7; thm3.capacity 8.
+    assert math.isclose(len(res.results), 10 + 5 + 7 + 8)
