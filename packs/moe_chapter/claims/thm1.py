@@ -421,16 +421,17 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             "sets the approximation holds (universal approximation), the other reading, where the statement has no "
             "content the tool can refute (see thm1.missing_quantifiers)",
             evidence=uniform.evidence,
-            effect="exact and total under that reading: for f(x) = x_1^2 the sup error on R^d is infinite for every "
-            "layer of the stated class, whatever its size",
-            summary="Theorem 1, read literally on R^d, is false (exact, inside its premises): no layer of ReLU experts "
-            "approximates f(x) = x_1^2 uniformly on R^d, since each grows at most linearly, so the error is infinite "
-            "whatever N, h and the parameter count",
+            effect="under that reading the error is not merely large but infinite: no layer of any size (any N, h, "
+            "parameter count) reaches any finite accuracy on R^d",
+            summary="Theorem 1, read literally on R^d, is false (exact, inside its premises): every layer of ReLU "
+            "experts grows at most linearly, so none approximates f(x) = x_1^2 uniformly on R^d",
         ))
     if count is not None and count.verdict == "confirmed":
         out.append(Slip(
             id="thm1.missing_quantifiers",
-            entries=keys_of(count, compact),
+            # The count is what decides it; the compact reading's entry is not checkable, so it is not listed as
+            # evidence (a slip resting on it would read as breaking that reading).
+            entries=keys_of(count),
             location="Section 'Theoretical properties and proofs', Theorem 1",
             slip_class="unstated assumption",
             stated="an MoE layer of N ReLU experts approximates any function in C^k(R^d) with O(h^{d+1}) parameters",
@@ -438,8 +439,8 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             "no rate, so its count bounds nothing: the layer's exact count N (h + 1)(d + h + 1) is O(h^2) at fixed N, "
             "within O(h^{d+1}) whatever the accuracy",
             evidence=count.evidence + (" | " + compact.evidence if compact is not None else ""),
-            effect="read on compact sets, Theorem 1 can be neither confirmed nor refuted (read literally on R^d it is "
-            "false: thm1.uniform_on_Rd)",
+            effect="under that reading nothing the tool can refute: the count holds for every layer, accurate or not "
+            "(read literally on R^d the statement is false: thm1.uniform_on_Rd)",
             summary="Theorem 1, read on compact sets, names no accuracy or rate, so its count O(h^{d+1}) constrains "
             "nothing: every such layer has N (h + 1)(d + h + 1) = O(h^2) parameters at fixed N, however well or badly "
             "it approximates",

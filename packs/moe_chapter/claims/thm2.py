@@ -347,11 +347,10 @@ def slips_gate(results: list[ClaimResult]) -> list[Slip]:
             "their ratio: with it the ratio tends to d/(d + h^2) as N -> oo, not to K/N (whose limit is 0), and the "
             "joint condition N >> K, h^2 >> d^2 no longer gives K/N; only h -> oo at fixed N still does",
             evidence=limit.evidence + (" | " + omitted.evidence if omitted is not None else ""),
-            effect=f"with the gate's term the ratio exceeds K/N by a relative error of {at_k[2][0]:.3g} at N = 10^6, "
-            f"d = 1024, h = 4096, K = 2, against {at_k[2][1]:.3g} without it (the printed formulas), so "
-            f"{at_k[2][0] - at_k[2][1]:.3g} from the gate's term ({at_k[1][0] - at_k[1][1]:.3g} at K = 1), and "
-            f"without bound as N -> oo; with few experts it is small: {few[0] - few[1]:.2g} "
-            f"({few[0]:.4g} against {few[1]:.4g}) at d = 4096, h = 16384, N = 64, K = 2",
+            effect=f"the gate's term adds {at_k[2][0] - at_k[2][1]:.3g} to the relative error against K/N at "
+            f"N = 10^6, d = 1024, h = 4096, K = 2 ({at_k[2][0]:.3g} with it, {at_k[2][1]:.3g} without it, the printed "
+            f"formulas); {at_k[1][0] - at_k[1][1]:.3g} at K = 1, and without bound as N -> oo; with few experts it is "
+            f"small: {few[0] - few[1]:.2g} ({few[0]:.4g} against {few[1]:.4g}) at d = 4096, h = 16384, N = 64, K = 2",
             summary="Theorem 2's proof leaves the gate's N d out of both counts because it is the same in both, "
             "which does not make it cancel in their ratio: with it the ratio tends to d/(d + h^2) as N -> oo, not "
             "to K/N",
