@@ -28,6 +28,7 @@ to the limit, overflow at small τ).  Every random stream is
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -319,8 +320,21 @@ def tempered(z, i: int, temperature) -> sp.Expr:
     return sp.exp(z[i] / temperature) / sum(sp.exp(v / temperature) for v in z)
 
 
+def _same(p: sp.Expr, q: sp.Expr) -> bool:
+    """p == q for quotients of sums of exponentials, exactly: the cross-multiplied difference, with the
+    exponentials' products combined, expands to 0 (cheaper than ``simplify`` and as exact)."""
+    p, q = sp.together(p), sp.together(q)
+    cross = sp.numer(p) * sp.denom(q) - sp.denom(p) * sp.numer(q)
+    return sp.expand(sp.powsimp(sp.expand(cross))) == 0
+
+
 def temperature_limits() -> dict:
-    """The sympy limits behind the entries."""
+    """The sympy limits behind the entries (computed once per process: they depend on nothing)."""
+    return dict(_temperature_limits())
+
+
+@functools.lru_cache(maxsize=1)
+def _temperature_limits() -> dict:
     a, b = sp.symbols("a b", positive=True)  # gaps of the maximum over the others
     z1, z2, z3 = sp.symbols("z1 z2 z3", real=True)
     out = {}
@@ -343,9 +357,8 @@ def temperature_limits() -> dict:
         gaps = sp.symbols(f"a1:{n}", positive=True)
         logits = (z0,) + tuple(z0 - g for g in gaps)
         top = tempered(logits, 0, tau)
-        identity &= sp.simplify(top - 1 / (1 + sum(sp.exp(-g / tau) for g in gaps))) == 0
-        others &= all(sp.simplify(tempered(logits, j + 1, tau) - sp.exp(-g / tau) * top) == 0
-                      for j, g in enumerate(gaps))
+        identity &= _same(top, 1 / (1 + sum(sp.exp(-g / tau) for g in gaps)))
+        others &= all(_same(tempered(logits, j + 1, tau), sp.exp(-g / tau) * top) for j, g in enumerate(gaps))
     out["general_identity"], out["general_others"] = identity, others
     out["term_limit"] = sp.limit(sp.exp(-a / tau), tau, 0, "+")
     # Distance to the one-hot limit, N = 2: 1 - g_1 = 1/(1 + e^{a/tau}).

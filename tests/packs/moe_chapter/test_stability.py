@@ -136,12 +136,22 @@ def test_one_hot_readings_by_hand():
 
 
 def test_one_hot_unique_reading_can_fail(monkeypatch):
-    # A gate without the temperature (softmax(z), whatever tau) is not one-hot in the limit: the unique-maximum
-    # reading must then not be confirmed.
-    monkeypatch.setattr(softmax, "tempered", lambda z, i, temperature: sp.exp(z[i]) / sum(sp.exp(v) for v in z))
-    out = softmax.measure_temperature(context_for(PACK, "smoke", 0))
-    unique = next(r for r in out if r.key.reading == softmax.READING_UNIQUE)
-    assert unique.verdict == "refuted"
+    # A term e^{-a/tau} that did not vanish as tau -> 0+, or an identity that did not hold, must not confirm the
+    # unique-maximum reading.
+    real = softmax.temperature_limits()
+    for broken in ({"term_limit": sp.Integer(1)}, {"general_identity": False}):
+        monkeypatch.setattr(softmax, "temperature_limits", lambda broken=broken: {**real, **broken})
+        out = softmax.measure_temperature(context_for(PACK, "smoke", 0))
+        unique = next(r for r in out if r.key.reading == softmax.READING_UNIQUE)
+        assert unique.verdict == "refuted"
+
+
+def test_same_tells_a_wrong_identity():
+    # The exact comparison behind the general-N identities sees a wrong one: e^{2x}/(e^{2x} + 1) is
+    # 1/(1 + e^{-2x}), not 1/(1 + e^{-x}).
+    xv = sp.Symbol("x", positive=True)
+    assert softmax._same(sp.exp(2 * xv) / (sp.exp(2 * xv) + 1), 1 / (1 + sp.exp(-2 * xv)))
+    assert not softmax._same(sp.exp(2 * xv) / (sp.exp(2 * xv) + 1), 1 / (1 + sp.exp(-xv)))
 
 
 def test_derived_bound_by_hand():
