@@ -21,8 +21,10 @@ K (relative to K/N, since both sides tend to 0); and h/d -> oo uniformly in N (t
 
 Claims: ``thm2.ratio`` (the limit, the relative error as a function of the parameters, the expert terms against
 the chapter's E_i) and ``thm2.gate_parameters`` (the proof's observations about the gate, the attention and the
-FFN, checked as the proof states them; a note that the formulas leave the gate's N·d out, and what including it
-changes; a count compared with a compute).
+FFN, checked as the proof states them; a note that the formulas leave the gate's N·d out; the proof's reason for
+leaving it out, that it is the same in both counts, as a step of its own: false for the ratio's limit, since with
+the term the ratio tends to d/(d + h²) as N → ∞, and the term's effect measured against the printed formulas at the
+same configuration; a count compared with a compute).
 """
 
 from __future__ import annotations
