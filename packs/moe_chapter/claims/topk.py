@@ -240,8 +240,8 @@ def slips_k1(results) -> list:
         "weight g_i at K = 1 passes a gradient, so both sentences hold together there",
         evidence=" | ".join(r.evidence for r in k1 + others),
         effect="at K = 1, one of the two values the chapter calls usual, the gate's probability changes neither the "
-        "chosen expert's gradient nor the output (at K = 2 a higher one gives a larger gradient, the other factors "
-        "held); the definition itself is a valid distribution over the chosen experts",
+        "chosen expert's gradient nor the output (at K = 2 the gradient grows with it); the definition itself is a "
+        "valid distribution over the chosen experts",
         summary="with the chapter's normalised weights and K = 1 the chosen expert always has weight 1 (N = 2, "
         "g = (2/3, 1/3): g̃ = (1, 0), ∂y/∂z = (0, 0)), so the task loss sends the gate no gradient and a higher gate "
         "probability does not give that expert a stronger gradient, as the chapter's section on the experts' "
