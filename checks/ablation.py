@@ -222,7 +222,8 @@ def effect_for(cause_id: str, slip) -> str | None:
       from other slips); some did -> the share each ablated cause explains (:func:`explained`), after the slip's
       own size where the cause is the slip itself;
     * the slip has ablations of other causes only -> what remains with them removed (:func:`remainder`), the
-      most this cause can claim of it; ``""`` where nothing measurable remains;
+      most this cause can claim of it; ``""`` where nothing measurable remains; where the slip is the root
+      itself (the discrepancy, not a cause of it), the shares its ablated causes explain;
     * no ablations -> the slip's own effect text (a size, not an attribution), None where it has none.
 
     ``None`` means "nothing here, look further"; ``""`` means "no effect for this cause"."""
@@ -232,6 +233,9 @@ def effect_for(cause_id: str, slip) -> str | None:
         if not any(a.moved for a in own):
             return ""
         return explained(records)
+    if records and cause_id == slip.id:
+        # the discrepancy itself is the root: its causes' shares are its effect, where any moved it
+        return explained(records) if any(a.moved for a in records) else (slip.effect or None)
     if records:
         return remainder(records)
     return slip.effect or None
