@@ -91,11 +91,10 @@ class Ablation:
 
     @property
     def remains(self) -> bool:
-        """Whether something measurable remains with the cause removed: the ablated mean's interval excludes 0."""
-        if self.ablated_interval is None:
-            return self.ablated != 0
-        low, high = self.ablated_interval
-        return low > 0 or high < 0
+        """Whether something measurable remains with the cause removed: the ablated mean's interval excludes 0
+        on the baseline's side (a remainder of the opposite sign is not a part of the discrepancy)."""
+        low, high = self.ablated_interval if self.ablated_interval is not None else (self.ablated, self.ablated)
+        return low > 0 if self.baseline > 0 else high < 0 if self.baseline < 0 else False
 
     def to_json(self) -> dict:
         return {"cause": self.cause, "removed": self.removed, "quantity": self.quantity, "case": self.case,
@@ -202,8 +201,9 @@ def explained(records) -> str:
 
 
 def remainder(records) -> str:
-    """What remains of a discrepancy once the ablated causes are removed: the ablated values, with their
-    intervals; empty where nothing measurable remains in any case."""
+    """What remains of a discrepancy once the ablated causes are removed: the ablated values of the cases where
+    something measurable remains (:attr:`Ablation.remains`), with their intervals and baselines; empty where
+    nothing does."""
     left = [a for a in records if a.remains]
     if not left:
         return ""
@@ -211,7 +211,7 @@ def remainder(records) -> str:
     text = (f"with {left[0].removed} removed, {left[0].quantity} is still {_span([a.ablated for a in left])}"
             + (f" ({_level(left)} intervals {_span(bounds)}, {_cases(left)}" if bounds else f" ({_cases(left)}")
             + (f" of {len(records)}" if len(left) < len(records) else "")
-            + f"), down from {_span([a.baseline for a in records])}")
+            + f"), down from {_span([a.baseline for a in left])}")
     return text
 
 
