@@ -472,7 +472,8 @@ for claim_id, fn, summary, statement in (
             "conditionally on the routing and task sequence, decided exactly (rational arithmetic, exhaustive search "
             "for the shortest violating sequence) under assumption A1. " + thm1_runs.POOL_NOTE
             + (GENERALIZATION_NOTE if claim_id == "thm1.generalization" else ""),
-            interpretations=GENERALIZATION_READINGS if claim_id == "thm1.generalization" else (),
+            interpretations={"thm1.generalization": GENERALIZATION_READINGS,
+                             "thm1.forgetting_late": (routing_ablation.INTERPRETATION,)}.get(claim_id, ()),
             shares=("fig2", "thm1"),
         )
     )
