@@ -96,9 +96,11 @@ def test_the_late_slip_names_the_routing_cause_only_where_its_ablation_moved_the
                             case="definition1 features, M = 10, pool 0, t = 100")
     (slip,) = thm1.late_slips([late_entry([moved])])
     assert slip.causes == ("lemma3.expert_moves", routing_ablation.CAUSE) and slip.ablation == (moved,)
-    assert "0.1 at t = 100 (definition1 features)" in slip.holds  # the remainder, 1.5 - 1.4
+    assert "0.1 at t = 100 (definition1 features)" in slip.effect  # the remainder, 1.5 - 1.4
+    assert "lowers the excess in 1 of 1 cases, by 93%: most of it" in slip.holds  # 1.4 of 1.5
     still = ablation.paired(routing_ablation.CAUSE, routing_ablation.REMOVED, routing_ablation.QUANTITY,
                             base, base[::-1], case="definition1 features, M = 10, pool 0, t = 100")
     assert not still.moved
     (slip,) = thm1.late_slips([late_entry([still])])
     assert slip.causes == ("lemma3.expert_moves",) and "routed inside" not in slip.effect
+    assert "forcing each task" not in slip.holds
