@@ -331,8 +331,8 @@ def late_slips(results) -> list[Slip]:
         routing = (f". At Figure 2's configuration, forcing each task inside its expert set after T1 on the same "
                    f"draws lowers the excess in {len(moved)} of {len(measured)} cases, by "
                    + " to ".join(dict.fromkeys(f"{f(a.share for a in moved):.0%}" for f in (min, max)))
-                   + ": most of it is tasks "
-                   "routed outside their sets, and what remains is the most Lemma 3's moving experts explain there")
+                   + f": {'most' if min(a.share for a in moved) > 0.5 else 'part'} of it is tasks routed outside "
+                   "their sets, and what remains is the most Lemma 3's moving experts explain there")
     return [
         Slip(
             id="thm1.late_forgetting_identity",
