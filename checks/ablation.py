@@ -14,7 +14,8 @@ The rule the reports apply (:func:`effect_for`):
 * a discrepancy with ablations says how much of it each ablated cause explains (the share removed, with its
   interval);
 * a cause without an ablation of its own, of a discrepancy that other causes' ablations explain in part,
-  quotes only what remains once they are removed (the ablated value), never the whole baseline; and nothing
+  quotes only what remains once they are removed (the ablated value), never the whole baseline as its own;
+  and nothing
   if what remains is not distinguishable from 0.
 
 Intervals are two-sided t intervals of paired means (:func:`scipy.stats.ttest_1samp`) at :data:`LEVEL`, the
