@@ -15,8 +15,7 @@ The rule the reports apply (:func:`effect_for`):
   interval);
 * a cause without an ablation of its own, of a discrepancy that other causes' ablations explain in part,
   quotes only what remains once they are removed (the ablated value), never the whole baseline as its own;
-  and nothing
-  if what remains is not distinguishable from 0.
+  and nothing if what remains is not distinguishable from 0.
 
 Intervals are two-sided t intervals of paired means (:func:`scipy.stats.ttest_1samp`) at :data:`LEVEL`, the
 complement of the run's default family-wise false-fail rate (``checks.runner.DEFAULT_FAMILY_RATE``, a test
