@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from moecl_verify.checks.ablation import Ablation
 from moecl_verify.checks.entry_key import FORMS, EntryKey
 
 
@@ -102,6 +103,10 @@ class Slip:
     # The slip in one plain sentence, for the bottom line ("<the statement> is false: ..."); empty where ``holds``'s
     # first clause says it well enough.
     summary: str = ""
+    # The effect of causes measured by ablation (:mod:`moecl_verify.checks.ablation`): this slip's discrepancy
+    # with one cause removed and everything else kept, on common random numbers.  The reports quote a cause's
+    # number only where its ablation moved it, and split the discrepancy between the ablated causes.
+    ablation: tuple[Ablation, ...] = ()
 
     def __post_init__(self) -> None:
         if self.slip_class not in SLIP_CLASSES:
@@ -114,6 +119,10 @@ class Slip:
         object.__setattr__(self, "causes", tuple(self.causes))
         if not all(isinstance(c, str) and c for c in self.causes) or self.id in self.causes:
             raise ValueError(f"slip {self.id}: causes must be other slips' ids, not {self.causes!r}")
+        object.__setattr__(self, "ablation", tuple(
+            Ablation.from_json(a) if isinstance(a, dict) else a for a in self.ablation))
+        if not all(isinstance(a, Ablation) for a in self.ablation):
+            raise TypeError(f"slip {self.id}: ablation must hold Ablation records")
 
 
 def keys_of(*entries) -> tuple[EntryKey, ...]:
@@ -186,9 +195,12 @@ def to_jsonable(record: Any) -> Any:
             data = ordered
         if isinstance(record, Slip):
             data["class"] = data.pop("slip_class")
+            ablation = data.pop("ablation")
             data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries", "causes",
                                          "effect", "summary") if k in ("entries", "causes") or k not in
                     ("effect", "summary") or data[k]}
+            if ablation:  # last, and only where a cause was ablated
+                data["ablation"] = ablation
         return {k: to_jsonable(v) for k, v in data.items()}
     if isinstance(record, (list, tuple)):
         return [to_jsonable(v) for v in record]
@@ -198,6 +210,7 @@ def to_jsonable(record: Any) -> Any:
 
 
 __all__ = [
+    "Ablation",
     "ClaimResult",
     "EntryKey",
     "Interpretation",

@@ -51,7 +51,10 @@ from moecl_verify.numeric.single_expert import blocks_of, round_major_blocks
 from moecl_verify.numeric.streams import DrawStream
 
 FLAG_TIMINGS = ("before_update", "after_update")
-ROUTERS = ("learned", "oracle")
+# "sets_after_T1": the learned gate through exploration, then each task routed inside its eq. (11) expert set
+# of the gate at T1 (a counterfactual: the routing Proposition 3 says Algorithm 1 makes, forced).
+SETS_AFTER_T1 = "sets_after_T1"
+ROUTERS = ("learned", "oracle", SETS_AFTER_T1)
 BALANCES = ("aux", "none", "bias")
 
 
@@ -83,7 +86,15 @@ class MoEConfig:
     * ``aux_factor``: ``"1/t"`` as derived from eq. 7 (default) or ``"t"`` as
       printed in the proof of Lemma 4.
     * ``router``: ``"learned"`` (the gate) or ``"oracle"``: each task goes to
-      a uniformly chosen expert of ``oracle_sets[n]``, a reference point.
+      a uniformly chosen expert of ``oracle_sets[n]``, a reference point; or
+      ``"sets_after_T1"``, a counterfactual with the same draws: the learned
+      gate routes rounds t <= T1, then each task n goes to a uniformly chosen
+      expert (the one of largest routing noise) of its eq. (11) set of the gate
+      after round T1, M_n = {m : n = argmax_j theta^(m)^T v_j} (Proposition 3's
+      routing, forced); where a task's set is empty, the best-aligned expert
+      of a set with two or more moves to it (the sets stay a partition;
+      M >= N).  The gate keeps training and terminating as in Algorithm
+      1; only the choice of expert after T1 is forced.  Numpy engine only.
     * ``record_rounds``: keep per-round gate outputs, loads and expert sets
       (memory R * T * M); off by default so long runs stay bounded.
 
@@ -173,8 +184,8 @@ class MoEConfig:
         top_k = self.top_k
         if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or not 1 <= top_k <= self.M:
             raise ValueError(f"top_k must be an integer in [1, M = {self.M}], got {self.top_k!r}")
-        if self.router == "oracle" and (self.top_k != 1 or self.balance == "bias"):
-            raise ValueError(f"router='oracle' routes each task to one expert: it needs top_k=1 and balance other "
+        if self.router != "learned" and (self.top_k != 1 or self.balance == "bias"):
+            raise ValueError(f"router={self.router!r} routes each task to one expert: it needs top_k=1 and balance other "
                              f"than 'bias', got top_k={self.top_k}, balance={self.balance!r}")
 
     @property
@@ -295,6 +306,9 @@ def _check(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig) -> None
         raise ValueError(f"draws have d = {d}, pool has d = {pool.d}")
     if cfg.router == "oracle" and len(cfg.oracle_sets) != pool.N:
         raise ValueError(f"oracle_sets must list experts for each of the N = {pool.N} tasks")
+    if cfg.router == SETS_AFTER_T1 and cfg.M < pool.N:
+        raise ValueError(f"router={SETS_AFTER_T1!r} gives every task its own experts: it needs M >= N, got M = "
+                         f"{cfg.M} < N = {pool.N}")
 
 
 def _oracle_mask(cfg: MoEConfig, N: int) -> np.ndarray:
@@ -342,6 +356,8 @@ def numba_unsupported(cfg: MoEConfig, observer: object = None) -> str | None:
     or None.  It runs every option of :class:`MoEConfig` (router, top_k, balance with its bias rate and
     window, termination, flag timing, sticky marks, aux factor, per-round records); an observer needs the
     numpy engine's per-round arrays."""
+    if cfg.router == SETS_AFTER_T1:
+        return "routing forced into the expert sets after T1"
     return "an observer" if observer is not None else None
 
 
@@ -443,7 +459,9 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig
     rows = np.arange(R)
     T1 = cfg.exploration_rounds
     learned = cfg.router == "learned"
-    oracle_mask = _oracle_mask(cfg, N) if not learned else None
+    oracle_mask = _oracle_mask(cfg, N) if cfg.router == "oracle" else None
+    forced = cfg.router == SETS_AFTER_T1
+    set_mask = None  # (R, N, M): the eq. (11) sets of the gate after round T1, for forced routing
     k = cfg.top_k
     biased = cfg.balance == "bias"
     c_t_of = (lambda t: 1.0 / t) if cfg.aux_factor == "1/t" else (lambda t: float(t))
@@ -492,7 +510,9 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig
             X = block.X[:, jj]
             xbar = X.sum(axis=-1)
             h = gate_outputs(theta, xbar)
-            if learned:
+            if forced and t == T1 + 1:
+                set_mask = _sets_mask(theta, V)
+            if learned or (forced and t <= T1):
                 scores = h if bias is None else h + bias  # the bias steers the choice only, never pi
                 if k == 1:
                     m_t = route(scores, cfg.lam * block.noise[:, jj])
@@ -502,7 +522,8 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig
                     S = np.argsort(-(scores + cfg.lam * block.noise[:, jj]), axis=-1, kind="stable")[:, :k]
                     m_t = S[:, 0]
             else:
-                m_t = np.argmax(np.where(oracle_mask[n_t], block.noise[:, jj], -np.inf), axis=-1)
+                mask = oracle_mask[n_t] if oracle_mask is not None else set_mask[rows, n_t]
+                m_t = np.argmax(np.where(mask, block.noise[:, jj], -np.inf), axis=-1)
                 S = m_t[:, None]
             pi = softmax(h)
             sets_all[:, j] = S
@@ -548,7 +569,7 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig
             past_self_error += current
 
             theta_before, grad, applied = theta, None, ~frozen
-            if learned:
+            if learned or forced:
                 checking = cfg.termination and t > T1
                 if checking and cfg.flag_timing == "before_update":
                     _update_flags(h, m_t, rows, cfg, marks, frozen, freeze_round, t)
@@ -614,6 +635,27 @@ def _bias_step(bias, counts, window_counts, sets_all, j, frozen, cfg: MoEConfig)
             window_counts[rows, sets_all[:, j - cfg.bias_window]] -= 1.0  # round t - W leaves the window
         load = window_counts / (k * min(t, cfg.bias_window))
     return np.where(frozen[:, None], bias, bias + cfg.bias_rate * np.sign(1.0 / M - load))
+
+
+def _sets_mask(theta: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """(R, N, M): expert m in task n's set, for ``router="sets_after_T1"``: eq. (11)'s M_n = {m : n = argmax_j
+    theta^(m)^T v_j}, made a partition in which every task has an expert (M >= N): while a task has none, the
+    expert of largest theta^(m)^T v_n among those of sets with two or more moves to it (ties: the smaller
+    index), so that no expert serves two tasks and no task is left without one."""
+    R, M, _ = theta.shape
+    N = V.shape[0]
+    scores = np.einsum("rmd,nd->rmn", theta, V)
+    owner = np.argmax(scores, axis=2)  # (R, M): each expert's eq. (11) task
+    for r in range(R):
+        sizes = np.bincount(owner[r], minlength=N)
+        for n in range(N):
+            if sizes[n]:
+                continue
+            spare = np.flatnonzero(sizes[owner[r]] >= 2)
+            m = int(spare[np.argmax(scores[r, spare, n])])
+            sizes[owner[r, m]] -= 1
+            owner[r, m], sizes[n] = n, 1
+    return owner[:, None, :] == np.arange(N)[None, :, None]
 
 
 def _update_flags(h, m_t, rows, cfg: MoEConfig, marks, frozen, freeze_round, t) -> None:
@@ -682,14 +724,22 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
             y = X.T @ pool.W[n]
             xbar = X.sum(axis=1)
             h = np.array([theta[m] @ xbar for m in range(M)])
-            if cfg.router == "learned":
+            if cfg.router == SETS_AFTER_T1 and t == T1 + 1:
+                # eq. (11) at the gate after round T1, by the definition: expert m's set is its best-aligned signal
+                own = [int(np.argmax([theta[m] @ v for v in pool.V])) for m in range(M)]
+                for task in range(N):  # a task left without an expert takes the best-aligned spare one
+                    if task not in own:
+                        spare = [m for m in range(M) if own.count(own[m]) >= 2]
+                        own[max(spare, key=lambda m: (theta[m] @ pool.V[task], -m))] = task
+                sets_T1 = [[m for m in range(M) if own[m] == task] for task in range(N)]
+            if cfg.router == "learned" or (cfg.router == SETS_AFTER_T1 and t <= T1):
                 if cfg.balance == "bias":
                     scores = h + b + cfg.lam * draws.noise[r, j]
                 else:
                     scores = h + cfg.lam * draws.noise[r, j]
                 S = sorted(range(M), key=lambda m: (-scores[m], m))[:k]  # largest first, ties to the smaller index
             else:
-                eligible = list(cfg.oracle_sets[n])
+                eligible = list(cfg.oracle_sets[n]) if cfg.router == "oracle" else sets_T1[n]
                 S = [max(eligible, key=lambda e: (draws.noise[r, j, e], -e))]
             m_t = S[0]
             z = np.exp(h - h.max())
@@ -717,7 +767,7 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
             )
             chosen_all[r, j] = m_t
 
-            if cfg.router == "learned":
+            if cfg.router != "oracle":
                 checking = cfg.termination and t > T1 and not frozen
 
                 def flags(h_now):

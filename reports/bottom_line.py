@@ -163,7 +163,9 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
                        {"proportion": "probability", "scaling": "scaling"}.get(decided[0].evidence_type or "", ""))
         if effect:
             # its size where the document works says more than the decisive number of a test configuration
-            text += f"; {plain(first_clause(effect, 190))}"
+            # (an effect measured by ablation says what was removed and what changed: it needs more room)
+            measured = shown is not None and bool(shown.ablation) and effect != shown.effect
+            text += f"; {plain(first_clause(effect, 300 if measured else 190))}"
         elif decided:
             text += f" ({first_clause(headline.entry_evidence(decided[0], pack, named=False), 110)})"
         consequences = []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from moecl_verify.checks import causes
+from moecl_verify.checks import ablation, causes
 from moecl_verify.checks.model import RunResult, Slip
 from moecl_verify.checks.pack import HeadlineItem, Pack
 from moecl_verify.reports.document import pack_of
@@ -88,10 +88,14 @@ class RootCause:
     def effect(self) -> tuple[str, str]:
         """How large the cause is at the document's own configuration, as (slip id, text): the root's own
         effect, else that of the first slip following from it that states one (a false lemma shows its size in
-        the result it breaks); ``("", "")`` where no slip of the family says."""
+        the result it breaks); ``("", "")`` where no slip of the family says.  Ablations govern
+        (:func:`moecl_verify.checks.ablation.effect_for`): a cause whose ablation moved nothing gets no effect,
+        and a discrepancy that other causes' ablations explain lends this cause only what remains without them."""
         for s in (self.slip, *(r.slip for r in self.derived)):
-            if s.effect:
-                return s.id, s.effect
+            text = ablation.effect_for(self.slip.id, s)
+            if text is None:
+                continue
+            return (s.id, text) if text else ("", "")
         return "", ""
 
 

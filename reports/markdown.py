@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from moecl_verify.checks import kinds
+from moecl_verify.checks import ablation, kinds
 from moecl_verify.checks.kinds.base import cell as _cell
 from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.kinds.base import number as num
@@ -665,6 +665,8 @@ def _slips_section(add, run: RunResult) -> None:
         add(f"- **Evidence**: {plain(s.evidence)}")
         if s.effect:
             add(f"- **Effect at the {pack_of(run).noun}'s configuration**: {plain(s.effect)}")
+        if s.ablation:  # the causes' shares, each record in results.json (slips[].ablation)
+            add(f"- **Measured by ablation**: {plain(ablation.explained(s.ablation))}")
         if pack_of(run).slip_caveat and s.slip_class in SOURCE_CLASSES:
             add(f"- **Source**: {pack_of(run).slip_caveat}")
         add("")

@@ -163,6 +163,7 @@ def load(path: str | Path) -> RunResult:
             causes=tuple(s.get("causes", ())),
             effect=s.get("effect", ""),
             summary=s.get("summary", ""),
+            ablation=tuple(s.get("ablation", ())),
         )
         for s in doc["slips"]
     )

@@ -11,7 +11,10 @@ claims (shared within a run), so these entries cost nothing extra when both run.
 Each bound is checked in expectation over the run, paired at the realized
 routing counts (rule ``positive``: Delta = E[RHS - X] > 0), and the late
 identity by a paired two-sided test, exactly as at the theorems' own
-configurations in the claim modules thm1.py / thm2.py.  The right-hand
+configurations in the claim modules thm1.py / thm2.py.  The late identity's
+entries also carry the routing ablation (:mod:`packs.moe_cl.entries.routing_ablation`:
+the same draws with each task routed inside its expert set after T1), which
+measures how much of the identity's failure is misrouting.  The right-hand
 sides are those of :mod:`packs.moe_cl.experiments.theorem_bounds`; the simulations
 those of :mod:`packs.moe_cl.experiments.fig2_runs`.  Each task pool of the budget
 (:mod:`packs.moe_cl.experiments.pools`, the pools Figure 2's claims use) gives its
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.entries import conditional_reading
+from moecl_verify.packs.moe_cl.entries import conditional_reading, routing_ablation
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import EARLY, FIG2, LATE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
@@ -77,8 +80,9 @@ def thm1_late(ctx: Context) -> list[Measurement]:
             T1 = cfg.exploration_rounds
             tests = tuple(HorizonTest(t, stats.mean_test(
                 run.forgetting[:, t - 1] - (T1 - 1) / (t - 1) * run.forgetting[:, T1 - 1], 0.0)) for t in LATE)
-            out.append(_measurement("thm1.forgetting_late", "expected-value identity",
-                                    _config(ctx, pool, cfg, M, LATE, k), tests, pool.S + pool.D,
+            # the routing ablation on the same draws (entries/routing_ablation.py): descriptive, not decided
+            config = {**_config(ctx, pool, cfg, M, LATE, k), "ablation": routing_ablation.late_identity(ctx, M, k)}
+            out.append(_measurement("thm1.forgetting_late", "expected-value identity", config, tests, pool.S + pool.D,
                                     r"\mathbb{E}[F_t - \tfrac{T_1-1}{t-1}F_{T_1}] = 0", False))
     return out
 

@@ -17,6 +17,8 @@ uses "the same synthetic data generation").
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from moecl_verify.checks.context import Context
@@ -143,23 +145,27 @@ def kept(cfg: MoEConfig) -> Keep:
 
 
 def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True,
-        pool: int = 0):
+        pool: int = 0, features: str = FIG2["features"], router: str = "learned"):
     """One configuration on task pool ``pool``; replicate draws keyed by (M, pool) only, so with and without
-    termination share them (paired), as do the feature-signal scales and the clustered and i.i.d. pools.  The run
-    keeps what its readers read (:func:`kept`)."""
+    termination share them (paired), as do the feature-signal scales, the clustered and i.i.d. pools and the
+    routers: ``router="sets_after_T1"`` (:class:`numeric.moe.MoEConfig`) replays the same tasks, features and
+    routing noise with each task routed inside its expert set after T1, the ablation of the routing
+    (:mod:`packs.moe_cl.entries.routing_ablation`).  ``features`` other than Definition 1's draw the features
+    by that model from the same keyed streams.  The run keeps what its readers read (:func:`kept`)."""
 
     def compute():
         R = ctx.sizes.fig2_replicates
         label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
-                 f" pool {pool}")
-        cfg = moe_config(M, termination)
+                 f" pool {pool}" + ("" if features == FIG2["features"] else f" {features}")
+                 + ("" if router == "learned" else f" {router}"))
+        cfg = dataclasses.replace(moe_config(M, termination), router=router)
         return simulate_moe(
             _draw_pool(signal_scale, clustered, pool),
             cfg,
             R=R,
             T=FIG2["T"],
             s=FIG2["s"],
-            features=FIG2["features"],
+            features=features,
             sigma_t=FIG2["sigma_t"],
             beta_max=FIG2["beta_max"],
             seed=ctx.seed,
@@ -170,4 +176,7 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             keep=kept(cfg),
         )
 
-    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name), compute)
+    # the key of a run of Figure 2's own features and router is what it was, so that its claims still share it
+    variant = () if (features, router) == (FIG2["features"], "learned") else (features, router)
+    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, *variant, ctx.seed, ctx.budget.name),
+                      compute)

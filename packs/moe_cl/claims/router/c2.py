@@ -91,8 +91,9 @@ def slips(results) -> list[Slip]:
               f"level of {number(paper[0].config['chance_purity'], 3)}")
     return [Slip(
         id="c2.routing_not_worse_without_termination",
-        summary="A gate that keeps training routes at least as purely as a terminated one, so wrong routing "
-        "is not why errors rise without termination",
+        summary="Measured against the current gate's expert sets, a gate that keeps training routes at least as "
+        "purely as a terminated one (no run removed the routing to test whether it is why errors rise without "
+        "termination)",
         entries=keys_of(against),
         location="Section 6 (discussion of Figure 2(b), (d)); Section 4 after Proposition 2",
         slip_class="false statement",
@@ -102,8 +103,9 @@ def slips(results) -> list[Slip]:
         holds="with the paper's auxiliary loss in the gate's gradient, continued training does not route less "
         f"purely: late-window purity without termination is significantly higher in {len(against)} of "
         f"{len(results)} regime and pool cases and lower in none ({by_regime}). Whether the errors rise without "
-        "termination is Figure 2's criterion (fig2.no_termination_higher): where they do, routing purity is not what "
-        "raises them",
+        "termination is Figure 2's criterion (fig2.no_termination_higher). Purity against the current gate's eq. (11) "
+        "sets cannot see an expert reassigned to a task other than the one it was trained on, and no run here "
+        "forced the routing to measure its share of the errors, so the comparison does not say why they rise",
         evidence=" | ".join(f"{r.key.label}: {r.evidence}" for r in against),
         effect=effect,
     )] if not any(r.verdict == "confirmed" for r in results) else []

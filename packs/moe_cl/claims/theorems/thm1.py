@@ -64,7 +64,7 @@ import sympy as sp
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.entries import effects, worst_case, worst_case_more
-from moecl_verify.packs.moe_cl.entries import conditional_reading, theorems_at_fig2
+from moecl_verify.packs.moe_cl.entries import conditional_reading, routing_ablation, theorems_at_fig2
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
 from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, SIGMA0
@@ -322,20 +322,37 @@ def late_slips(results) -> list[Slip]:
     refuted = [r for r in results if r.verdict == "refuted"]
     if not refuted:
         return []
+    # The routing ablation at Figure 2's configuration (entries/routing_ablation.py): Proposition 3's cause is
+    # named a cause of this slip only where removing it moved the identity's residual.
+    measured = routing_ablation.records(results)
+    moved = [a for a in measured if a.moved]
+    routing = ""
+    if moved:
+        routing = (f". At Figure 2's configuration, forcing each task inside its expert set after T1 on the same "
+                   f"draws lowers the excess in {len(moved)} of {len(measured)} cases, by "
+                   + " to ".join(dict.fromkeys(f"{f(a.share for a in moved):.0%}" for f in (min, max)))
+                   + f": {'most' if min(a.share for a in moved) > 0.5 else 'part'} of it is tasks routed outside "
+                   "their sets, and what remains is the most Lemma 3's moving experts explain there")
     return [
         Slip(
             id="thm1.late_forgetting_identity",
-            summary="Theorem 1's forgetting after exploration does not decay like 1/t: experts keep moving",
-            causes=("lemma3.expert_moves",),
+            summary="Theorem 1's forgetting after exploration does not decay like (T1 - 1)/(t - 1)",
+            causes=("lemma3.expert_moves",) + ((routing_ablation.CAUSE,) if moved else ()),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1 (t > T1); Lemma 16's first statement",
             slip_class="false statement",
             stated="E[F_t] = (T1 - 1)/(t - 1) E[F_{T1}] for t > T1",
-            holds="experts keep moving after T1 whenever they are routed a task (Lemma 3 is false), so forgetting "
-            "keeps accruing; at sigma0 = 0.4 with M = 10 > N ln N the identity is far off. The statement has no "
-            "sigma0 -> 0 qualifier, but its proof uses Proposition 1's asymptotic event",
+            holds="the proof needs that after T1 every task is routed inside its expert set (Proposition 3) and that "
+            "an expert given its own task again does not move (Lemma 3); experts keep moving whenever they are "
+            "routed a task (Lemma 3 is false), and at sigma0 = 0.4 with M = 10 > N ln N the identity is far off. "
+            "The statement has no sigma0 -> 0 qualifier, but its proof uses Proposition 1's asymptotic event"
+            + routing,
             evidence=" | ".join(_where(r) + r.evidence for r in refuted),
-            effect=effects.identity_excess(refuted, "E[F_t]", "the identity's (T1 - 1)/(t - 1) E[F_T1]"),
+            effect=effects.identity_excess(refuted, "E[F_t]", "the identity's (T1 - 1)/(t - 1) E[F_T1]")
+            + (", and with each task routed inside its expert set after T1 (same draws) the excess is "
+               + " and ".join(r for r in (routing_ablation.summary(measured, f) for f in routing_ablation.FEATURES)
+                              if r) if moved else ""),
+            ablation=measured,
         )
     ]
 
@@ -453,7 +470,8 @@ for claim_id, fn, summary, statement in (
             "conditionally on the routing and task sequence, decided exactly (rational arithmetic, exhaustive search "
             "for the shortest violating sequence) under assumption A1. " + thm1_runs.POOL_NOTE
             + (GENERALIZATION_NOTE if claim_id == "thm1.generalization" else ""),
-            interpretations=GENERALIZATION_READINGS if claim_id == "thm1.generalization" else (),
+            interpretations={"thm1.generalization": GENERALIZATION_READINGS,
+                             "thm1.forgetting_late": (routing_ablation.INTERPRETATION,)}.get(claim_id, ()),
             shares=("fig2", "thm1"),
         )
     )
