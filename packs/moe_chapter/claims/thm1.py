@@ -374,6 +374,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     if count is not None and count.verdict == "confirmed":
         out.append(Slip(
             id="thm1.missing_quantifiers",
+            strength="reading", strength_note="C^k(R^d) read on compact domains, its standard topology",
             entries=keys_of(count, uniform),
             location="Section 'Theoretical properties and proofs', Theorem 1",
             slip_class="unstated assumption",
