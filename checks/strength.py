@@ -60,6 +60,20 @@ def of(slip: Slip, results: Iterable[ClaimResult]) -> tuple[str, str]:
     return derived(slip, results), slip.strength_note
 
 
+def words(slip: Slip, results: Iterable[ClaimResult]) -> str:
+    """The words shown beside ``slip`` (:func:`text`); a Monte Carlo finding some of whose decided entries are exact
+    says how many, so that an exact counterexample among sampled disagreements is not read as sampled."""
+    kind, note = of(slip, results)
+    out = text(kind, note)
+    if kind == "monte_carlo":
+        by_key = {r.key: r for r in results}
+        decided = [by_key[k] for k in slip.entries if k in by_key and by_key[k].verdict in DECIDED]
+        exact = sum(not is_sampled(r) for r in decided)
+        if exact:
+            out += f"; {exact} of its {len(decided)} decided entries exact"
+    return out
+
+
 def settle(slips: Iterable[Slip], results: Iterable[ClaimResult]) -> tuple[Slip, ...]:
     """``slips`` with every undeclared strength filled in from the entries (:func:`derived`), so that a results
     file states each slip's strength and a reader of ``run.slips`` sees it."""
@@ -93,4 +107,4 @@ def short(strength: str, note: str = "") -> str:
     return "Monte Carlo" if strength == "monte_carlo" and not note else text(strength, note)
 
 
-__all__ = ["CONDITIONAL", "derived", "is_sampled", "of", "of_entries", "settle", "short", "text", "weakest"]
+__all__ = ["CONDITIONAL", "derived", "is_sampled", "of", "of_entries", "settle", "short", "text", "weakest", "words"]

@@ -186,14 +186,14 @@ def cause_strength(rc: consequence.RootCause, run: RunResult) -> tuple[tuple[str
     of each slip following from it that breaks or undercuts a result and is less sure than the root, since what
     the sentence says it breaks rests on that slip."""
     own = strength.of(rc.slip, run.results)
-    parts, words = [own], strength.text(*own)
+    parts, words = [own], strength.words(rc.slip, run.results)
     effect_id, effect = rc.effect
     shown = next((r.slip for r in rc.derived if r.slip.id == effect_id), None) if effect else None
     if shown is not None:
         theirs = strength.of(shown, run.results)
         if strength.STRENGTHS.index(theirs[0]) > strength.STRENGTHS.index(own[0]):
             parts.append(theirs)
-            words += f"; its effect: {strength.text(*theirs)}"
+            words += f"; its effect: {strength.words(shown, run.results)}"
     through: dict[tuple[str, str], list[str]] = {}
     for r in rc.derived:
         theirs = strength.of(r.slip, run.results)

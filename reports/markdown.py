@@ -140,7 +140,7 @@ def cause_words(slip, roots, run: RunResult | None) -> str:
     rc = next((rc for rc in roots if rc.slip.id == slip.id), None)
     results = run.results if run is not None else ()
     if rc is None or run is None:
-        return strength.text(*strength.of(slip, results))
+        return strength.words(slip, results)
     return bottom_line.cause_strength(rc, run)[1]
 
 
@@ -672,7 +672,7 @@ def _slips_section(add, run: RunResult) -> None:
         add(f"### {s.id} ({s.slip_class})")
         add("")
         add(f"- **Where**: {s.location}")
-        add(f"- **Strength**: {plain(strength.text(*strength.of(s, run.results)))}")
+        add(f"- **Strength**: {plain(strength.words(s, run.results))}")
         if r.breaks or r.undercuts:
             add("- **Consequence**: " + "; ".join(
                 [f"breaks {', '.join(i.title for i in r.breaks)}"] * bool(r.breaks)

@@ -69,6 +69,18 @@ def test_only_the_decided_entries_count_and_a_slip_on_no_entry_states_an_exact_r
     assert strength.derived(slip("s", legacy), [legacy]) == "monte_carlo"
 
 
+def test_a_monte_carlo_finding_says_how_many_of_its_decided_entries_are_exact():
+    exact = entry("lemma3", "refuted", part="a")
+    sampled = [entry("lemma3", "refuted", "criterion", part=p) for p in "bc"]
+    undecided = entry("lemma3", "inconclusive", part="d")
+    mixed = slip("s", exact, *sampled, undecided)
+    # decided: the exact one and two sampled ones (the undecided exact entry decides nothing)
+    assert strength.words(mixed, [exact, *sampled, undecided]) == (
+        "Monte Carlo at the stated configuration; 1 of its 3 decided entries exact")
+    assert strength.words(slip("s", *sampled), sampled) == "Monte Carlo at the stated configuration"
+    assert strength.words(slip("s", exact), [exact]) == "exact"
+
+
 def test_a_declared_strength_is_kept_and_the_rest_are_settled_from_the_entries():
     exact = entry("lemma3", "refuted")
     read = slip("r", exact, strength="reading", strength_note="the termination rule")
