@@ -193,3 +193,15 @@ def test_a_file_written_before_strengths_loads_with_the_derived_ones(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(doc))
     with pytest.raises(results_json.ResultsFileError, match=r"slips\[0\]\.strength: 'certain' is not one of"):
         results_json.load(tmp_path / "results.json")
+
+
+def test_diff_reports_a_changed_strength_but_not_one_a_file_never_recorded():
+    from moecl_verify.reports import diff
+
+    new = json.loads(results_json.dumps(reading_run()))
+    old = json.loads(results_json.dumps(reading_run(declared=False)))
+    changed = {(c.key, c.field) for c in diff.compare(old, new).text}
+    assert (f"slips: {LEMMA3}", "strength") in changed and (f"slips: {LEMMA3}", "strength_note") in changed
+    for s in old["slips"]:
+        s.pop("strength"), s.pop("strength_note", None)
+    assert not any(c.field.startswith("strength") for c in diff.compare(old, new).text)
