@@ -119,7 +119,8 @@ def _verdicts(run: RunResult) -> list[Sentence]:
     bits = []
     if groups[headline.STANDS]:
         bits.append(f"{_names(groups[headline.STANDS], True)} "
-                    f"{'stand' if len(groups[headline.STANDS]) > 1 else 'stands'} (every entry of the statement confirmed)")
+                    f"{'stand' if len(groups[headline.STANDS]) > 1 else 'stands'} "
+                    "(every entry of the statement confirmed)")
     if groups[headline.PARTLY]:
         bits.append(f"{_names(groups[headline.PARTLY], True)} {'are' if len(groups[headline.PARTLY]) > 1 else 'is'} "
                     "partly confirmed (none refuted)")

@@ -199,7 +199,8 @@ def _finding_table(add, rows, roots, run: RunResult | None = None) -> None:
     add("")
 
 
-def _headline_table(add, rows, first_column: str, statement_column: str, roots=(), run: RunResult | None = None) -> None:
+def _headline_table(add, rows, first_column: str, statement_column: str, roots=(),
+                    run: RunResult | None = None) -> None:
     add(f"| {first_column} | {statement_column} | verdict | decisive evidence | why (root cause) | entries |")
     add("|---|---|---|---|---|---|")
     for row in rows:
