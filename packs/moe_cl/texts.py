@@ -44,11 +44,10 @@ ORDER = (
 
 # The readings findings rest on (Slip.strength_note): where the text is silent, a finding holds under the tool's
 # reconstruction only, and says which.
-READING_TERMINATION = ("Algorithm 1's termination rule and its gate, eqs. (1)-(2), which the text does not give "
-                       "(the sticky convergence marks, tested on the gate that routed the round, are the tool's "
-                       "reading)")
-READING_GATE = ("Algorithm 1's gate, eqs. (1)-(2), which the text does not give, with the auxiliary gradient's "
-                "factor 1/t derived from eq. (7) (Lemma 4's proof prints t)")
-READING_FACTOR = "the auxiliary gradient's factor 1/t derived from eq. (7) (Lemma 4's proof prints t)"
-READING_SIGNAL_SCALE = ("the scale of v_n, which the paper does not give (v_n = w_n by default), and Algorithm 1's "
-                        "termination rule")
+READING_TERMINATION = ("Algorithm 1's termination rule (sticky convergence marks) and its gate, eqs. (1)-(2), which "
+                       "the text does not give")
+READING_GATE = ("Algorithm 1's gate, eqs. (1)-(2), which the text does not give, and the factor 1/t of the auxiliary "
+                "gradient (Lemma 4's proof prints t)")
+READING_FACTOR = "the factor 1/t of the auxiliary gradient, derived from eq. (7) (Lemma 4's proof prints t)"
+READING_SIGNAL_SCALE = ("the scale of v_n, which the paper does not give (v_n = w_n here), and Algorithm 1's termination "
+                        "rule")
