@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from moecl_verify.checks import pack as packs
+from moecl_verify.checks import strength
 from moecl_verify.checks.context import BUDGETS, Context, context_for, measure_claim
 from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.model import ClaimResult, Slip
@@ -123,5 +124,5 @@ def check(
             raise ValueError(f"false_fail_rates lacks entries {missing}")
         thresholds = [false_fail_rates[k] for k in keys]
     results = tuple(decide_claims([measured], family_rate, thresholds)[0])
-    slips = tuple(claim.slips(list(results))) if claim.slips else ()
+    slips = strength.settle(claim.slips(list(results)), results) if claim.slips else ()
     return ClaimCheck(claim_id, budget, seed, results, slips)

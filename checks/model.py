@@ -32,6 +32,17 @@ SLIP_CLASSES = (
     "inconsistency between sections",
     "experiment outside preconditions",
 )
+# How sure a finding is (a slip's ``strength``; reports/results.schema.json copies the keys), weakest last: an exact
+# check (sympy, rational arithmetic, exhaustive search, a stated reason), a Monte Carlo disagreement at the
+# configuration its entry states, a finding that holds only under a reading of a text that is silent or garbled
+# (``strength_note`` names it), and one that may come from the text checked rather than the document.
+STRENGTHS = ("exact", "monte_carlo", "reading", "transcription")
+STRENGTH_LABELS = {
+    "exact": "exact",
+    "monte_carlo": "Monte Carlo at the stated configuration",
+    "reading": "rests on a reading",
+    "transcription": "possibly a transcription artifact",
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,11 @@ class Slip:
     # The slip in one plain sentence, for the bottom line ("<the statement> is false: ..."); empty where ``holds``'s
     # first clause says it well enough.
     summary: str = ""
+    # How sure the finding is (one of STRENGTHS), declared by a claim whose finding rests on a reading or may be a
+    # transcription artifact; empty: derived from the entries (:func:`moecl_verify.checks.strength.settle`).
+    # ``strength_note`` names the reading ("the termination rule") or what to check against the original.
+    strength: str = ""
+    strength_note: str = ""
     # The effect of causes measured by ablation (:mod:`moecl_verify.checks.ablation`): this slip's discrepancy
     # with one cause removed and everything else kept, on common random numbers.  The reports quote a cause's
     # number only where its ablation moved it, and split the discrepancy between the ablated causes.
@@ -111,6 +127,10 @@ class Slip:
     def __post_init__(self) -> None:
         if self.slip_class not in SLIP_CLASSES:
             raise ValueError(f"slip {self.id}: slip_class {self.slip_class!r} is not one of {', '.join(SLIP_CLASSES)}")
+        if self.strength and self.strength not in STRENGTHS:
+            raise ValueError(f"slip {self.id}: strength {self.strength!r} is not one of {', '.join(STRENGTHS)}")
+        if self.strength == "reading" and not self.strength_note.strip():
+            raise ValueError(f"slip {self.id}: a finding that rests on a reading names it (strength_note)")
         object.__setattr__(self, "entries", tuple(
             EntryKey.from_json(e) if isinstance(e, dict) else e for e in self.entries))
         for e in self.entries:
@@ -197,8 +217,9 @@ def to_jsonable(record: Any) -> Any:
             data["class"] = data.pop("slip_class")
             ablation = data.pop("ablation")
             data = {k: data[k] for k in ("id", "location", "class", "stated", "holds", "evidence", "entries", "causes",
-                                         "effect", "summary") if k in ("entries", "causes") or k not in
-                    ("effect", "summary") or data[k]}
+                                         "effect", "summary", "strength", "strength_note")
+                    if k in ("entries", "causes") or k not in ("effect", "summary", "strength", "strength_note")
+                    or data[k]}
             if ablation:  # last, and only where a cause was ablated
                 data["ablation"] = ablation
         return {k: to_jsonable(v) for k, v in data.items()}
@@ -217,6 +238,8 @@ __all__ = [
     "RunResult",
     "Slip",
     "SLIP_CLASSES",
+    "STRENGTHS",
+    "STRENGTH_LABELS",
     "VERDICTS",
     "asdict",
     "keys_of",

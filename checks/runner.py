@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 import sympy
 
-from moecl_verify.checks import causes, stats
+from moecl_verify.checks import causes, stats, strength
 from moecl_verify.checks.claim_store import ClaimStore
 from moecl_verify.checks.context import BUDGETS, context_for, measure_with_artifacts
 from moecl_verify.checks.decide import decide_claims, is_exact
@@ -189,6 +189,8 @@ def run(
                 interpretations.append(interp)
     # A pack whose slips explain each other in a circle has a bug the report would hide: fail the run.
     causes.graph(slips)
+    # Every slip states how sure it is: as its claim declared, else from its own entries.
+    slips = list(strength.settle(slips, results))
     meta = {
         "pack": pack.name,
         **({"options": {name: str(value) for name, value in sorted(options.items())}} if options else {}),

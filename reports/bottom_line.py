@@ -10,6 +10,11 @@ Nothing here is typed by hand about a document; every sentence is assembled from
    rests on, and what it breaks;
 3. what the run could not settle.
 
+Every sentence that states a finding says how sure it is (:mod:`moecl_verify.checks.strength`): the verdicts
+beside each result they name, a root-cause sentence at its end, in brackets.  A sentence resting on a slip that
+holds only under a reading, or may be a transcription artifact, says so in its text, naming the reading; results.json
+records the weakest strength of the sentence's parts.
+
 A root-cause sentence needs a decided entry: a slip whose entries are all inconclusive (or that rests on no
 entry and is a matter of notation) gives no sentence, so a sentence disappears when its evidence stops
 deciding.  The same sentences go to results.json (``findings.bottom_line``) with the slips and entry keys
@@ -21,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from moecl_verify.checks import strength
 from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.model import RunResult
@@ -48,14 +54,34 @@ class Sentence:
     # "scaling", or "" for the claim's first): the report links it; results.json does not need it.
     figure_of: str = ""
     figure_kind: str = ""
+    # How sure the sentence is: the weakest of its parts (a key of STRENGTHS, with the reading it names); empty for
+    # a sentence that states no finding (what the run could not settle).
+    strength: str = ""
+    strength_note: str = ""
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "text": self.text, "slips": list(self.slips),
-                "entries": [k.to_json() for k in self.entries]}
+        out = {"kind": self.kind, "text": self.text, "slips": list(self.slips),
+               "entries": [k.to_json() for k in self.entries]}
+        if self.strength:
+            out["strength"] = self.strength
+            if self.strength_note:
+                out["strength_note"] = self.strength_note
+        return out
 
 
-def _names(rows) -> str:
-    titles = [row.item.title for row in rows]
+# A sentence's strength at its end, in the words of checks/strength.py: " *[exact]*".
+_LABEL = re.compile(r" \*\[[^\n]*\]\*$")
+
+
+def label(text: str) -> str:
+    """How sure a finding is, as the bottom line writes it after the finding (``text`` is prose: its ``*`` and ``_``
+    are kept literal, a table's ``|`` escaped)."""
+    return f" *[{plain(text).replace('|', chr(92) + '|')}]*"
+
+
+def _names(rows, how: bool = False) -> str:
+    """The rows' titles joined; with ``how``, each followed by its verdict's strength."""
+    titles = [row.item.title + (f" ({row.strength_text})" if how and row.strength_text else "") for row in rows]
     return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
 
 
@@ -92,20 +118,25 @@ def _verdicts(run: RunResult) -> list[Sentence]:
     groups = {v: [row for row in document if row.verdict == v] for v in headline.HEADLINE_VERDICTS}
     bits = []
     if groups[headline.STANDS]:
-        bits.append(f"{_names(groups[headline.STANDS])} {'stand' if len(groups[headline.STANDS]) > 1 else 'stands'} "
+        bits.append(f"{_names(groups[headline.STANDS], True)} "
+                    f"{'stand' if len(groups[headline.STANDS]) > 1 else 'stands'} "
                     "(every entry of the statement confirmed)")
     if groups[headline.PARTLY]:
-        bits.append(f"{_names(groups[headline.PARTLY])} {'are' if len(groups[headline.PARTLY]) > 1 else 'is'} "
+        bits.append(f"{_names(groups[headline.PARTLY], True)} {'are' if len(groups[headline.PARTLY]) > 1 else 'is'} "
                     "partly confirmed (none refuted)")
     if groups[headline.FALLS]:
-        bits.append(f"{_names(groups[headline.FALLS])} {'fall' if len(groups[headline.FALLS]) > 1 else 'falls'} "
-                    "(an entry of the statement refuted)")
+        bits.append(f"{_names(groups[headline.FALLS], True)} "
+                    f"{'fall' if len(groups[headline.FALLS]) > 1 else 'falls'} (an entry of the statement refuted)")
     if groups[headline.DEPENDS]:
-        bits.append(f"{_names(groups[headline.DEPENDS])} "
+        bits.append(f"{_names(groups[headline.DEPENDS], True)} "
                     f"{'depend' if len(groups[headline.DEPENDS]) > 1 else 'depends'} on how the {noun} is read")
     if not bits:
         return []
-    return [Sentence("verdicts", (f"Of the {noun}'s {len(document)} headline results, " if len(document) > 1 else f"Of the {noun}'s one headline result, ") + "; ".join(bits) + ".")]
+    named = [row for v in (headline.STANDS, headline.PARTLY, headline.FALLS, headline.DEPENDS) for row in groups[v]]
+    how = strength.weakest((row.strength, row.strength_note) for row in named)
+    return [Sentence("verdicts", (f"Of the {noun}'s {len(document)} headline results, " if len(document) > 1 else
+                                  f"Of the {noun}'s one headline result, ") + "; ".join(bits) + ".",
+                     strength=how[0], strength_note=how[1])]
 
 
 def _reading_holds(run: RunResult) -> list[Sentence]:
@@ -116,26 +147,63 @@ def _reading_holds(run: RunResult) -> list[Sentence]:
         return []
     good = (headline.STANDS, headline.PARTLY)
     lines = {v: [row for row in reading if row.verdict == v] for v in good}
-    bits = []
+    bits, found = [], []
     for verdict, word in ((headline.STANDS, "stand"), (headline.PARTLY, "are partly confirmed (none refuted)")):
         rows = lines[verdict]
         if rows:
-            named = " and ".join(f"{row.item.title} ({row.item.statement})" for row in rows)
+            named = " and ".join(f"{row.item.title} ({row.item.statement}"
+                                 + (f"; {row.strength_text})" if row.strength_text else ")") for row in rows)
             verb = word if len(rows) > 1 else {"stand": "stands"}.get(word, word.replace("are ", "is ", 1))
             bits.append(f"{named} {verb}")
+            found += [(row.strength, row.strength_note) for row in rows]
     by_id = {}
     for row in reading:
         if row.verdict in good or not row.item.parts:
             continue
         entries = [r for r in run.results if headline.matches(r.id, row.item.claims)]
-        held = [f'"{said}" {"stands" if v == headline.STANDS else "is partly confirmed"}'
-                for said, v in headline.part_verdicts(entries, row.item) if v in good]
+        statement = [r for r in entries if headline.is_statement(r)] or entries
+        held = []
+        for said, v in headline.part_verdicts(entries, row.item):
+            if v not in good:
+                continue
+            how = headline.verdict_strength(
+                run, [r for r in statement if headline.matches(r.id, dict(row.item.parts)[said])], v)
+            found.append(how)
+            held.append(f'"{said}" {"stands" if v == headline.STANDS else "is partly confirmed"}'
+                        + (f" ({strength.short(*how)})" if how[0] else ""))
         if held:
             by_id[row.item.title] = f"in {row.item.title}, " + " and ".join(held)
     bits += list(by_id.values())
     if not bits:
         return []
-    return [Sentence("reading", f"Of the claims of {pack_of(run).reading}, " + "; ".join(bits) + ".")]
+    how = strength.weakest(found)
+    return [Sentence("reading", f"Of the claims of {pack_of(run).reading}, " + "; ".join(bits) + ".",
+                     strength=how[0], strength_note=how[1])]
+
+
+def cause_strength(rc: consequence.RootCause, run: RunResult) -> tuple[tuple[str, str], str]:
+    """How sure a root cause's sentence is, as (the weakest (strength, note) of its parts, the words shown): the
+    root slip's own strength; its effect's, where another slip of the family states it and is less sure; and that
+    of each slip following from it that breaks or undercuts a result and is less sure than the root, since what
+    the sentence says it breaks rests on that slip."""
+    own = strength.of(rc.slip, run.results)
+    parts, words = [own], strength.words(rc.slip, run.results)
+    effect_id, effect = rc.effect
+    shown = next((r.slip for r in rc.derived if r.slip.id == effect_id), None) if effect else None
+    if shown is not None:
+        theirs = strength.of(shown, run.results)
+        if strength.STRENGTHS.index(theirs[0]) > strength.STRENGTHS.index(own[0]):
+            parts.append(theirs)
+            words += f"; its effect: {strength.words(shown, run.results)}"
+    through: dict[tuple[str, str], list[str]] = {}
+    for r in rc.derived:
+        theirs = strength.of(r.slip, run.results)
+        if (r.breaks or r.undercuts) and strength.STRENGTHS.index(theirs[0]) > strength.STRENGTHS.index(own[0]):
+            through.setdefault(theirs, []).append(f"`{r.slip.id}`")
+    for theirs, ids in through.items():
+        parts.append(theirs)
+        words += f"; through {', '.join(ids)}: {strength.text(*theirs)}"
+    return strength.weakest(parts), words
 
 
 def _causes(run: RunResult, room: int) -> list[Sentence]:
@@ -181,8 +249,9 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             link += f"; {n} slip{'s follow' if n > 1 else ' follows'} from it"
         text = text.rstrip(". ") + ". It " + "; ".join(consequences) + f" ({link})."
         text = text[:1].upper() + text[1:]  # a summary may start as a clause ("a higher gate probability ...")
-        out.append(Sentence("cause", text, (slip.id,) + tuple(r.slip.id for r in rc.derived),
-                            tuple(r.key for r in decided), figure_of, figure_kind))
+        how, words = cause_strength(rc, run)
+        out.append(Sentence("cause", text + label(words), (slip.id,) + tuple(r.slip.id for r in rc.derived),
+                            tuple(r.key for r in decided), figure_of, figure_kind, *how))
     return out
 
 
@@ -220,11 +289,15 @@ def markdown(run: RunResult, figures: dict | None = None) -> list[str]:
         paths = [shown] if isinstance(shown, str) else [p for p, _ in shown] if shown else []
         path = next((p for p in paths if s.figure_kind and s.figure_kind in p), paths[0] if paths else None)
         text = s.text
+        how = _LABEL.search(text)
+        tail = how.group(0) if how else ""
+        text = text[: len(text) - len(tail)]
         if path:  # inside the closing parenthesis of the sentence's links where it has one
             text = text[:-2] + f"; [figure]({path}))." if text.endswith(").") else text + f" [Figure]({path})."
-        lines.append(f"- {text}")
+        lines.append(f"- {text}{tail}")
     lines.append("")
     return lines
 
 
-__all__ = ["MAX_CAUSES", "MAX_SENTENCES", "Sentence", "first_clause", "markdown", "sentences"]
+__all__ = ["MAX_CAUSES", "MAX_SENTENCES", "Sentence", "cause_strength", "first_clause", "label", "markdown",
+           "sentences"]

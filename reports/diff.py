@@ -138,8 +138,11 @@ def compare(old: dict, new: dict, rel: float = 0.0) -> RunDiff:
         removed += tuple(f"{section}: {k}" for k in sorted(old_items.keys() - new_items.keys()))
         for key in sorted(old_items.keys() & new_items.keys()):
             for name in sorted(old_items[key].keys() | new_items[key].keys()):
-                if name in ("entries", "causes", "effect", "summary") and not (old_items[key].get(name) and new_items[key].get(name)):
+                if name in ("entries", "causes", "effect", "summary", "strength") and not (
+                        old_items[key].get(name) and new_items[key].get(name)):
                     continue  # not recorded on one side (a slip of schema 1 or 2, or a file rewritten from one)
+                if name == "strength_note" and not (old_items[key].get("strength") and new_items[key].get("strength")):
+                    continue  # a file written before slips stated their strength
                 if old_items[key].get(name) != new_items[key].get(name):
                     text.append(Change(f"{section}: {key}", name, old_items[key].get(name),
                                        new_items[key].get(name)))

@@ -28,6 +28,7 @@ import io
 from dataclasses import dataclass
 from typing import Mapping
 
+from moecl_verify.checks import strength
 from moecl_verify.checks.kinds.mean import least_margin
 from moecl_verify.checks.kinds.proportion import count_text, decisive_count
 from moecl_verify.checks.model import RunResult
@@ -57,6 +58,16 @@ class HeadlineRow:
     # undecided line could have detected; both also inside ``evidence``, kept apart for the short table.
     by_part: str = ""
     resolution: str = ""
+    # How sure the line's verdict is (:func:`verdict_strength`): a key of STRENGTHS and its note; empty for a line
+    # that nothing decided.
+    strength: str = ""
+    strength_note: str = ""
+
+    @property
+    def strength_text(self) -> str:
+        """The strength beside the verdict in a list or a cell ("Monte Carlo", "rests on a reading: ..."); empty
+        where the line states no finding."""
+        return strength.short(self.strength, self.strength_note) if self.strength else ""
 
 
 def matches(claim_id: str, patterns) -> bool:
@@ -206,6 +217,28 @@ def _resolution(res) -> str:
     return f"; the run could have detected a discrepancy of {_num(res.min_detectable, 2)} or more{at}"
 
 
+def entry_strength(run: RunResult, res) -> tuple[str, str]:
+    """How sure a verdict on one entry is: exact or Monte Carlo by its evidence, weakened to a reading or a possible
+    transcription artifact where a slip resting on the entry declares one (checks/strength.py)."""
+    declared = [strength.of(s, run.results) for s in run.slips
+                if s.strength in strength.CONDITIONAL and res.key in s.entries]
+    return strength.weakest([(strength.of_entries([res]), ""), *declared])
+
+
+def verdict_strength(run: RunResult, statement, verdict: str, decisive_key=None) -> tuple[str, str]:
+    """How sure a line's (or a part's) verdict on its statement entries is: a line that falls is as sure as the
+    refutation it quotes (``decisive_key``; without one, its surest refutation), a line that stands or is partly
+    confirmed as its least sure confirmation; ``("", "")`` for a line nothing decided."""
+    if verdict in (FALLS, DEPENDS):
+        refuted = [r for r in statement if r.verdict == "refuted"]
+        quoted = [r for r in refuted if r.key == decisive_key] or refuted
+        found = [entry_strength(run, r) for r in quoted]
+        return min(found, key=lambda s: strength.STRENGTHS.index(s[0])) if found else ("", "")
+    if verdict in (STANDS, PARTLY):
+        return strength.weakest(entry_strength(run, r) for r in statement if r.verdict == "confirmed")
+    return "", ""
+
+
 def part_verdicts(entries, item: HeadlineItem) -> list[tuple[str, str]]:
     """(what the part says, its verdict) for each part of ``item``; a part is judged on the entries the line is
     judged on: the statement's, where the line has any."""
@@ -222,11 +255,15 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     evidence = decisive(entries, verdict, item.claims, pack)
     per_part = ""
+    statement = [r for r in entries if is_statement(r)] or entries
     if item.parts:
-        per_part = "; ".join(f"{said}: {part}" for said, part in part_verdicts(entries, item))
+        bits = []
+        for said, part in part_verdicts(entries, item):
+            how = verdict_strength(run, [r for r in statement if matches(r.id, dict(item.parts)[said])], part)
+            bits.append(f"{said}: {part}" + (f" ({strength.short(*how)})" if how[0] else ""))
+        per_part = "; ".join(bits)
         evidence = f"By part: {per_part}. {evidence}"
     first = decisive_entry(entries, item.claims, pack)
-    statement = [r for r in entries if is_statement(r)] or entries
     undecided = [r for r in statement if r.verdict == "inconclusive"]
     resolution = ""
     if undecided and verdict in (PARTLY, OPEN):
@@ -235,8 +272,9 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
         decided = sum(1 for x in statement if x.verdict in ("confirmed", "refuted"))
         resolution = (f"{decided} of {len(statement)} entries decided; `{r.id}`{f' ({where})' if where else ''} is not: "
                       + _resolution(r).lstrip("; ").replace("the run could", "it could"))
+    how = verdict_strength(run, statement, verdict, first.key if first is not None else None)
     return HeadlineRow(item, verdict, evidence, ids, tuple(sorted(counts.items())),
-                       first.key if first is not None else None, per_part, resolution)
+                       first.key if first is not None else None, per_part, resolution, *how)
 
 
 def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
@@ -256,7 +294,9 @@ def chain_row(run: RunResult, pack: Pack) -> HeadlineRow:
              for v in HEADLINE_VERDICTS if per_member.get(v)]
     verdict = next(v for v in HEADLINE_VERDICTS if per_member.get(v))
     ids = tuple(pack.in_order({r.id for r in run.results if matches(r.id, chain.claims) and r.key.role == "statement"}))
-    return HeadlineRow(chain, verdict, f"of {total} {chain.unit}: " + "; ".join(parts), ids, ())
+    members = [r for r in run.results if matches(r.id, chain.claims) and r.key.role == "statement"]
+    how = verdict_strength(run, members, verdict)
+    return HeadlineRow(chain, verdict, f"of {total} {chain.unit}: " + "; ".join(parts), ids, (), None, "", "", *how)
 
 
 def rows(run: RunResult) -> tuple[list[HeadlineRow], list[HeadlineRow]]:

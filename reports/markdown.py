@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from moecl_verify.checks import ablation, kinds
+from moecl_verify.checks import ablation, kinds, strength
 from moecl_verify.checks.kinds.base import cell as _cell
 from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.kinds.base import number as num
@@ -117,10 +117,11 @@ def _link(claim_id: str) -> str:
     return f"[`{claim_id}`](#{anchor(claim_id)})"
 
 
-def _why(row, roots) -> str:
+def _why(row, roots, run: RunResult | None = None) -> str:
     """The root causes with a slip in the row's claims, itself or one that follows from it (a result that falls
     says why): first the cause of the very entry the line quotes, then the most consequential; "–" where none
-    has."""
+    has.  The cause says how sure it is (``run`` gives the entries a slip without a declared strength takes it
+    from)."""
     if row.verdict not in (headline.FALLS, headline.DEPENDS):
         return "–"
     causes = why_causes(row, roots)
@@ -129,7 +130,18 @@ def _why(row, roots) -> str:
     first = causes[0]
     said = first.summary or bottom_line.first_clause(first.holds, 120)
     text = f"[`{first.id}`](#{slip_anchor(first.id)}): {_cell(said)}"
-    return text + (f" (and {len(causes) - 1} more)" if len(causes) > 1 else "")
+    return (text + (f" (and {len(causes) - 1} more)" if len(causes) > 1 else "")
+            + bottom_line.label(cause_words(first, roots, run)))
+
+
+def cause_words(slip, roots, run: RunResult | None) -> str:
+    """How sure a root cause is, in the bottom line's words (with its effect's and its derived slips' where they
+    are less sure)."""
+    rc = next((rc for rc in roots if rc.slip.id == slip.id), None)
+    results = run.results if run is not None else ()
+    if rc is None or run is None:
+        return strength.words(slip, results)
+    return bottom_line.cause_strength(rc, run)[1]
 
 
 def why_causes(row, roots) -> list:
@@ -143,29 +155,36 @@ def why_causes(row, roots) -> list:
     return [rc.slip for rc in decisive + [rc for rc in touching if rc not in decisive]]
 
 
-def _finding(row, roots) -> str:
+def _finding(row, roots, run: RunResult | None = None) -> str:
     """What the run found on a line, in a sentence or three: each part's verdict, why it falls (its root
     cause, linked), what an undecided line could have detected, and what it was measured on."""
     bits = []
     if row.by_part:
-        bits.append(f"By part: {row.by_part}.")
+        bits.append(_cell(f"By part: {row.by_part}."))
     if row.verdict in (headline.FALLS, headline.DEPENDS):
         causes = why_causes(row, roots)
         if causes:
             first = causes[0]
             said = first.summary or bottom_line.first_clause(first.holds, 120)
-            bits.append(f"Why: {said} ([`{first.id}`](#{slip_anchor(first.id)})"
-                        + (f", and {len(causes) - 1} more" if len(causes) > 1 else "") + ").")
+            # the strength after the cell's escapes: its emphasis is markup, not the cause's text
+            bits.append(_cell(f"Why: {said} ([`{first.id}`](#{slip_anchor(first.id)})"
+                              + (f", and {len(causes) - 1} more" if len(causes) > 1 else "") + ")")
+                        + bottom_line.label(cause_words(first, roots, run)) + ".")
     if row.verdict == headline.NOT_CHECKABLE:
-        bits.append(bottom_line.first_clause(row.evidence, 160) + ".")
+        bits.append(_cell(bottom_line.first_clause(row.evidence, 160) + "."))
     if row.resolution:
-        bits.append(row.resolution[0].upper() + row.resolution[1:] + ".")
+        bits.append(_cell(row.resolution[0].upper() + row.resolution[1:] + "."))
     if row.item.scope:
-        bits.append(f"Measured on {row.item.scope}.")
-    return _cell(" ".join(bits)) or "–"
+        bits.append(_cell(f"Measured on {row.item.scope}."))
+    return " ".join(bits) or "–"
 
 
-def _finding_table(add, rows, roots) -> None:
+def _verdict_cell(row) -> str:
+    """A line's verdict, with how sure it is where something decided it."""
+    return f"**{row.verdict}**" + (f" ({_cell(row.strength_text)})" if row.strength_text else "")
+
+
+def _finding_table(add, rows, roots, run: RunResult | None = None) -> None:
     add("| claim | the reading states | verdict | what the run found |")
     add("|---|---|---|---|")
     for row in rows:
@@ -173,20 +192,21 @@ def _finding_table(add, rows, roots) -> None:
         links = ", ".join(f"[`{p}`](#{anchor(first)})" for p in row.item.claims
                           for first in [next((c for c in row.claim_ids if headline.matches(c, (p,))), None)]
                           if first)
-        found = _finding(row, roots)
+        found = _finding(row, roots, run)
         if links:
             found = (found if found != "–" else "") + f" Entries: {links}."
-        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {found.strip()} |")
+        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | {_verdict_cell(row)} | {found.strip()} |")
     add("")
 
 
-def _headline_table(add, rows, first_column: str, statement_column: str, roots=()) -> None:
+def _headline_table(add, rows, first_column: str, statement_column: str, roots=(),
+                    run: RunResult | None = None) -> None:
     add(f"| {first_column} | {statement_column} | verdict | decisive evidence | why (root cause) | entries |")
     add("|---|---|---|---|---|---|")
     for row in rows:
         links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
-        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | **{row.verdict}** | {_cell(row.evidence)} | "
-            f"{_why(row, roots)} | {links} |")
+        add(f"| **{row.item.title}** | {_cell(row.item.statement)} | {_verdict_cell(row)} | {_cell(row.evidence)} | "
+            f"{_why(row, roots, run)} | {links} |")
     add("")
 
 
@@ -214,12 +234,12 @@ def _headline(add, run: RunResult) -> None:
         span = f"{titles[0]}-{titles[-1]}" if len(titles) > 1 else titles[0]
         add(f"The claims {pack.reading} of the {noun} lists ({span}), then the {noun}'s own headline results:")
         add("")
-        _finding_table(add, reading, roots)
+        _finding_table(add, reading, roots, run)
     add(legend)
     add("")
     add(f"The {noun}'s headline results, with the entry that decides each:")
     add("")
-    _headline_table(add, document, "result", f"the {noun} claims", roots)
+    _headline_table(add, document, "result", f"the {noun} claims", roots, run)
     if pack.source_note:
         # A reader must know the state of the text checked before trusting a notation slip.
         add(pack.source_note)
@@ -255,8 +275,11 @@ def _slip_overview(add, run: RunResult) -> None:
         f"The other {derived} follow from one (each claim names the slips it follows from) and are listed under it. "
         "Ranked by what the root cause and the slips under it break: a false statement in a headline result first, then "
         "by how many headline results they touch (*breaks*: the slip is in the result itself; *undercuts*: in a claim "
-        "its proof uses). The decisive evidence is the first entry the slip rests on; every slip, with its evidence, "
-        "is in the [slip audit](#slip-audit)." + (f" Effects are stated at {pack_of(run).configuration}."
+        "its proof uses). Beside each root cause, how sure it is: exact (sympy, rational arithmetic, an exhaustive "
+        "search, a stated reason), Monte Carlo at the configuration its entry states, resting on a reading (named) of "
+        "a text that is silent or garbled, or possibly a transcription artifact (to check against the original). The "
+        "decisive evidence is the first entry the slip rests on; every slip, with its evidence, is in the "
+        "[slip audit](#slip-audit)." + (f" Effects are stated at {pack_of(run).configuration}."
                                                    if pack_of(run).configuration else ""))
     add("")
     add("| # | root cause | what holds instead | decisive evidence | effect at the {noun}'s configuration | "
@@ -273,7 +296,8 @@ def _slip_overview(add, run: RunResult) -> None:
         follows = ", ".join(f"[`{r.slip.id}`](#{slip_anchor(r.slip.id)})" for r in rc.derived) or "–"
         breaks = ", ".join(item.title for item in rc.breaks) or "–"
         undercuts = ", ".join(item.title for item in rc.undercuts) or "–"
-        add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}) | {_cell(holds)}{_cell(caveat)} | "
+        how = _cell(cause_words(s, roots, run))
+        add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}; {how}) | {_cell(holds)}{_cell(caveat)} | "
             f"{_cell(_short(evidence, 220))} | {_effect_cell(rc)} | {follows} | {breaks} | {undercuts} |")
     add("")
 
@@ -649,6 +673,7 @@ def _slips_section(add, run: RunResult) -> None:
         add(f"### {s.id} ({s.slip_class})")
         add("")
         add(f"- **Where**: {s.location}")
+        add(f"- **Strength**: {plain(strength.words(s, run.results))}")
         if r.breaks or r.undercuts:
             add("- **Consequence**: " + "; ".join(
                 [f"breaks {', '.join(i.title for i in r.breaks)}"] * bool(r.breaks)

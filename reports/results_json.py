@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from moecl_verify.checks import strength
 from moecl_verify.checks.causes import CauseCycle, check_acyclic
 from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
@@ -59,7 +60,7 @@ def as_document(run: RunResult) -> dict:
         "summary": run.counts(),
         "claims": to_jsonable(list(run.claims)),
         "results": to_jsonable(list(run.results)),
-        "slips": to_jsonable(list(run.slips)),
+        "slips": to_jsonable(list(strength.settle(run.slips, run.results))),
         "interpretations": to_jsonable(list(run.interpretations)),
         "artifacts": to_jsonable(run.artifacts),
         # What the reports say, derived from the above (read back, it is recomputed, not trusted).
@@ -151,7 +152,8 @@ def load(path: str | Path) -> RunResult:
     """Read a results.json back, so reports can be re-rendered without recomputing."""
     doc = read(path)
     results = tuple(entry_of(entry) for entry in doc["results"])
-    slips = tuple(
+    # A file written before slips recorded their strength gets the one their entries give (checks/strength.py).
+    slips = strength.settle((
         Slip(
             id=s["id"],
             location=s["location"],
@@ -163,10 +165,12 @@ def load(path: str | Path) -> RunResult:
             causes=tuple(s.get("causes", ())),
             effect=s.get("effect", ""),
             summary=s.get("summary", ""),
+            strength=s.get("strength", ""),
+            strength_note=s.get("strength_note", ""),
             ablation=tuple(s.get("ablation", ())),
         )
         for s in doc["slips"]
-    )
+    ), results)
     interpretations = tuple(Interpretation(**i) for i in doc["interpretations"])
     return RunResult(results, slips, interpretations, doc["meta"], tuple(doc["claims"]), doc.get("artifacts", {}),
                      str(doc.get("paper") or ""), doc.get("findings", {}))

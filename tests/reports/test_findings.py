@@ -159,7 +159,13 @@ def test_a_lines_why_names_the_cause_of_its_decisive_entry_even_below_a_higher_r
     anchor = "slip-" + other.replace(".", "-")
     cells = table_row(markdown.render(run), "| **Theorem 1** |")
     assert f"`{decisive}`" in cells[3]  # the decisive evidence quotes that entry ...
-    assert cells[4] == f"[`{other}`](#{anchor}): {summary} (and 1 more)"  # ... and the why names its cause
+    # ... and the why names its cause, with how sure it is: eq. (20)'s slip rests on a refuted criterion, sampled;
+    # Appendix H's rests on no entry (a reason read off the text), and the eq. (19) slip that breaks Theorem 1
+    # through it on a sampled entry
+    how = ("Monte Carlo at the stated configuration" if not via_derived else
+           "exact; through `thm1.eq19.bound_fails`: Monte Carlo at the stated configuration")
+    assert cells[4] == f"[`{other}`](#{anchor}): {summary} (and 1 more) *[{how}]*"
+    assert cells[2] == "**falls** (Monte Carlo)"  # the decisive refutation is a criterion
 
 
 def test_the_why_follows_the_decisive_entry_when_it_changes():
@@ -169,9 +175,9 @@ def test_the_why_follows_the_decisive_entry_when_it_changes():
     roots = consequence.root_causes(run)
     row = next(r for r in headline.rows(run)[0] if r.item.title == "Theorem 1")
     assert [s.id for s in markdown.why_causes(row, roots)] == [ROOT, other]
-    assert markdown._finding(row, roots).startswith(
+    assert markdown._finding(row, roots, run).startswith(
         f"Why: Lemma 3 is false: an expert given its old task moves ([`{ROOT}`](#slip-lemma3-expert_moves), "
-        "and 1 more).")
+        "and 1 more) *[Monte Carlo at the stated configuration]*.")
 
 
 def test_a_line_that_stands_gives_no_why_even_with_causes_in_its_claims():
@@ -196,20 +202,23 @@ def test_a_two_part_reading_whose_parts_contradict_does_not_stand_and_names_each
                  entry("fig2.no_termination_higher", errors))
     c2 = next(r for r in headline.rows(run)[1] if r.item.key == "C2")
     assert c2.verdict == headline.FALLS
-    assert c2.by_part == f"{C2_PARTS[0]}: {word[purity]}; {C2_PARTS[1]}: {word[errors]}"
+    # both parts rest on criteria (sampled): each part's verdict says Monte Carlo
+    assert c2.by_part == f"{C2_PARTS[0]}: {word[purity]} (Monte Carlo); {C2_PARTS[1]}: {word[errors]} (Monte Carlo)"
     assert c2.evidence.startswith(f"By part: {c2.by_part}. 1 of 2 entries refuted; ")
     # the report's line: verdict falls, each part's verdict in what the run found
     cells = table_row(markdown.render(run), "| **C2** |")
-    assert cells[2] == "**falls**"
-    assert cells[3].startswith(f"By part: {C2_PARTS[0]}: {word[purity]}; {C2_PARTS[1]}: {word[errors]}.")
+    assert cells[2] == "**falls** (Monte Carlo)"
+    assert cells[3].startswith(f"By part: {C2_PARTS[0]}: {word[purity]} (Monte Carlo); {C2_PARTS[1]}: "
+                               f"{word[errors]} (Monte Carlo).")
     # one part confirmed, the other undecided: partly confirmed, never "stands"
     partly = run_of(entry("c2", "inconclusive"), entry("fig2.no_termination_higher", "confirmed"))
     c2 = next(r for r in headline.rows(partly)[1] if r.item.key == "C2")
-    assert c2.verdict == headline.PARTLY and c2.by_part == f"{C2_PARTS[0]}: open; {C2_PARTS[1]}: stands"
+    assert c2.verdict == headline.PARTLY and c2.by_part == f"{C2_PARTS[0]}: open; {C2_PARTS[1]}: stands (Monte Carlo)"
     # both parts confirmed: only then does the line stand
     both = run_of(entry("c2", "confirmed"), entry("fig2.no_termination_higher", "confirmed"))
     c2 = next(r for r in headline.rows(both)[1] if r.item.key == "C2")
-    assert c2.verdict == headline.STANDS and c2.by_part == f"{C2_PARTS[0]}: stands; {C2_PARTS[1]}: stands"
+    assert c2.verdict == headline.STANDS and c2.by_part == (f"{C2_PARTS[0]}: stands (Monte Carlo); {C2_PARTS[1]}: "
+                                                            "stands (Monte Carlo)")
 
 
 def test_a_line_whose_part_falls_does_not_stand():
@@ -217,7 +226,7 @@ def test_a_line_whose_part_falls_does_not_stand():
     step = replace(step, key=replace(step.key, role="proof step"))  # Proposition 3 measured by a proof step only
     run = run_of(step, entry("prop1", "confirmed"))
     c1 = next(r for r in headline.rows(run)[1] if r.item.key == "C1")
-    part_verdicts = [said.rsplit(": ", 1)[1] for said in c1.by_part.split("; ")]
+    part_verdicts = [said.rsplit(": ", 1)[1].split(" (")[0] for said in c1.by_part.split("; ")]
     assert not (c1.verdict == headline.STANDS and headline.FALLS in part_verdicts), (c1.verdict, c1.by_part)
 
 
@@ -314,14 +323,18 @@ def test_a_cause_sentence_uses_the_slips_summary_and_effect():
     run, gen = eq20_run(effect=effect)
     found = bottom_line.sentences(run)
     assert [s.kind for s in found] == ["verdicts", "cause"]
-    assert found[0].text == ("Of the paper's 3 headline results, Proposition 4 stands (every entry of the "
-                             "statement confirmed); Theorem 1 and Theorem 2 fall (an entry of the statement "
-                             "refuted).")
+    # every entry is a criterion: each result named with "Monte Carlo"
+    assert found[0].text == ("Of the paper's 3 headline results, Proposition 4 (Monte Carlo) stands (every entry of "
+                             "the statement confirmed); Theorem 1 (Monte Carlo) and Theorem 2 (Monte Carlo) fall (an "
+                             "entry of the statement refuted).")
+    assert (found[0].strength, found[0].strength_note) == ("monte_carlo", "")
     cause = found[1]
-    # summary; the effect's first clause; what it breaks; the link, and how many slips follow
+    # summary; the effect's first clause; what it breaks; the link, how many slips follow, and how sure it is
     assert cause.text == ("Theorem 1's eq. (20) fails; at Figure 2's configuration, E[G] = 1.5 against "
                           "eq. (20)'s 0.9. It breaks Theorem 1, Theorem 2 "
-                          "([`thm1.eq20.bound_fails`](#slip-thm1-eq20-bound_fails); 1 slip follows from it).")
+                          "([`thm1.eq20.bound_fails`](#slip-thm1-eq20-bound_fails); 1 slip follows from it). "
+                          "*[Monte Carlo at the stated configuration]*")
+    assert cause.strength == "monte_carlo"
     assert cause.slips == (EQ20, "thm2.eq22.bound_fails") and cause.entries == (gen.key,)
 
 
@@ -372,7 +385,10 @@ def test_a_cause_sentence_goes_when_its_entries_stop_deciding_and_results_json_s
         found = bottom_line.sentences(run)
         stored = json.loads(results_json.dumps(run))["findings"]["bottom_line"]
         assert stored == [{"kind": s.kind, "text": s.text, "slips": list(s.slips),
-                           "entries": [k.to_json() for k in s.entries]} for s in found]
+                           "entries": [k.to_json() for k in s.entries],
+                           **({"strength": s.strength} if s.strength else {})} for s in found]
+        # a sentence that states no finding carries no strength; every other one does
+        assert all(("strength" in x) == (x["kind"] != "open") for x in stored)
     causes = [s for s in json.loads(results_json.dumps(decided))["findings"]["bottom_line"] if s["kind"] == "cause"]
     assert len(causes) == 1 and effect in causes[0]["text"] and causes[0]["entries"] == [gen.key.to_json()]
     without = json.loads(results_json.dumps(undecided))["findings"]["bottom_line"]
@@ -468,8 +484,8 @@ def test_the_bottom_line_says_what_holds_of_the_independent_reading_and_drops_it
     found = [s for s in bottom_line.sentences(run_of(*results)) if s.kind == "reading"]
     assert [s.text for s in found] == [
         "Of the claims of an independent reviewer's reading, C4 (MoE lowers forgetting and generalization error "
-        "relative to one expert) is partly confirmed (none refuted); in C2, \"the errors rise without termination\" "
-        "stands."]
+        "relative to one expert; Monte Carlo) is partly confirmed (none refuted); in C2, \"the errors rise without "
+        "termination\" stands (Monte Carlo)."]
     worse = (entry("c4", "refuted"), entry("fig2.moe_beats_single", "inconclusive"),
              entry("c2", "refuted"), entry("fig2.no_termination_higher", "refuted"))
     assert [s for s in bottom_line.sentences(run_of(*worse)) if s.kind == "reading"] == []

@@ -284,7 +284,9 @@ def test_the_bottom_line_follows_the_verdicts_and_drops_a_cause_whose_entries_st
     results = (lemma3, entry("prop1", "refuted"), entry("prop4.forgetting", "confirmed"))
     found = bottom_line.sentences(run_of(*results, slips=slips))
     assert [s.kind for s in found] == ["verdicts", "cause"]
-    assert "Proposition 4 stands" in found[0].text and "Proposition 1 and Lemmas 1-16, Corollary 1 fall" in found[0].text
+    # every entry a criterion: each result named says Monte Carlo
+    assert "Proposition 4 (Monte Carlo) stands" in found[0].text
+    assert "Proposition 1 (Monte Carlo) and Lemmas 1-16, Corollary 1 (Monte Carlo) fall" in found[0].text
     cause = found[1]
     assert cause.slips == ("lemma3.expert_moves", "prop1.models_keep_moving") and cause.entries == (lemma3.key,)
     assert "the expert moves (" in cause.text and "more text" not in cause.text
@@ -343,7 +345,9 @@ def test_a_result_that_falls_says_why_from_its_root_cause():
     text = markdown.render(run_of(lemma3, entry("prop1", "refuted"), entry("prop4.forgetting", "confirmed"),
                                   slips=slips))
     rows = {line.split(" | ")[0].strip("| *"): line for line in text.splitlines() if line.startswith("| **")}
-    assert "[`lemma3.expert_moves`](#slip-lemma3-expert_moves): the expert moves |" in rows["Proposition 1"]
+    # its root cause, with how sure it is (Lemma 3's slip rests on a refuted criterion: sampled)
+    assert ("[`lemma3.expert_moves`](#slip-lemma3-expert_moves): the expert moves "
+            "*[Monte Carlo at the stated configuration]* |") in rows["Proposition 1"]
     assert "details" not in rows["Proposition 1"]
     assert " | – | " in rows["Proposition 4"]  # it stands: nothing to explain
 
@@ -355,8 +359,8 @@ def test_a_reading_with_contradicting_parts_gives_a_verdict_per_part_and_never_s
     _, reviewer = headline.rows(run)
     c2 = next(r for r in reviewer if r.item.title == "C2")
     assert c2.verdict == headline.FALLS
-    assert c2.evidence.startswith("By part: the specialization is destroyed (routing purity): falls; "
-                                  "the errors rise without termination: stands.")
+    assert c2.evidence.startswith("By part: the specialization is destroyed (routing purity): falls (Monte Carlo); "
+                                  "the errors rise without termination: stands (Monte Carlo).")
     # one part confirmed, the other undecided: partly, never stands
     run = run_of(entry("c2", "inconclusive"), entry("fig2.no_termination_higher", "confirmed"))
     c2 = next(r for r in headline.rows(run)[1] if r.item.title == "C2")

@@ -44,7 +44,11 @@ def test_results_json_has_contract_fields(smoke):
     for slip in doc["slips"]:
         # an effect and a plain summary only where the claim states them
         assert list(slip)[:8] == ["id", "location", "class", "stated", "holds", "evidence", "entries", "causes"]
-        assert set(list(slip)[8:]) <= {"effect", "summary"} and all(slip[k] for k in list(slip)[8:])
+        assert set(list(slip)[8:]) <= {"effect", "summary", "strength", "strength_note"}
+        assert all(slip[k] for k in list(slip)[8:])
+        # every slip states how sure it is (declared by its claim, or derived from its entries)
+        assert slip["strength"] in ("exact", "monte_carlo", "reading", "transcription")
+    assert all("strength" in s for s in doc["findings"]["bottom_line"] if s["kind"] != "open")
     assert doc["interpretations"]
     assert sum(doc["summary"].values()) == len(doc["results"])
     # The bottom line travels with the file: each sentence with the slips and entries it rests on, all of the run.

@@ -163,6 +163,7 @@ def slips(results) -> list:
     row = [r for r in results if r.key.reading == ROW_WISE]
     return [Slip(
         id="batch.routing_matrix.hadamard_shapes",
+        strength="reading", strength_note="the output formula, missing from the text, read from its description",
         entries=keys_of(literal, row),
         location="Chapter 1.5, 批处理视角的矩阵形式 (the prose after the missing output formula)",
         slip_class="notation",

@@ -431,6 +431,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             id="thm1.missing_quantifiers",
             # The count is what decides it; the compact reading's entry is not checkable, so it is not listed as
             # evidence (a slip resting on it would read as breaking that reading).
+            strength="reading", strength_note="C^k(R^d) read on compact domains, its standard topology",
             entries=keys_of(count),
             location="Section 'Theoretical properties and proofs', Theorem 1",
             slip_class="unstated assumption",

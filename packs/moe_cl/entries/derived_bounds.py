@@ -34,6 +34,7 @@ import sympy as sp
 
 from moecl_verify.checks.derived import DerivedBound, Use
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.theory import gate_growth as gg
 
 BOUND_ID = "gate_gap_update_bound"
@@ -284,4 +285,5 @@ def use_slip(results: list[ClaimResult], use: Use, slip_id: str, location: str, 
     if entry is None or entry.verdict != "refuted":
         return []
     return [Slip(id=slip_id, entries=keys_of(entry), location=location, slip_class="false intermediate step",
+                 strength="reading", strength_note=texts.READING_FACTOR,
                  stated=stated, holds=holds, evidence=entry.evidence, causes=(SLIP_ID,))]

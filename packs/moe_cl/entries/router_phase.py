@@ -17,6 +17,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.numeric.seeding import generator_for
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
@@ -103,6 +104,7 @@ def refuted_part_slips(results: list[ClaimResult], table: dict) -> list[Slip]:
         hits = [r for r in results if r.id == claim_id and r.key.part.startswith(prefix)]
         if hits and all(r.verdict == "refuted" for r in hits):
             out.append(Slip(id=slip_id, entries=keys_of(hits), location=location, slip_class=klass, stated=stated,
+                            strength="reading", strength_note=texts.READING_GATE,
                             holds="measured in the paper's setting, refuted at every hidden constant tried: "
                             + "; ".join(measured(r) for r in hits),
                             evidence=" | ".join(r.evidence for r in hits)))

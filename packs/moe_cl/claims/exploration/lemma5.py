@@ -39,6 +39,7 @@ from moecl_verify.packs.moe_cl.entries.exploration import (
 )
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import CONSTANTS, INTERPRETATIONS, SIGMA0, simulate
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.theory import gate as gate_theory
 
@@ -108,6 +109,7 @@ def slips_lemma5(results: list[ClaimResult]) -> list[Slip]:
         aux = [r for r in results if r.key.part.startswith(L5_AUX_LOWER)]
         out.append(Slip(
             id="lemma5.phase1_lower_bound",
+            strength="reading", strength_note=texts.READING_GATE,
             entries=keys_of(phase1),
             location="Appendix D, Lemma 5 (t in {1, ..., T1}) and its proof",
             slip_class="false statement",

@@ -38,6 +38,7 @@ from moecl_verify.packs.moe_cl.experiments.exploration_sweep import (
     BASE, CONSTANTS, INTERPRETATIONS, QUANTILE, SIGMA0, simulate,
 )
 from moecl_verify.checks.model import ClaimResult, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.registry import Claim, register
 
 L8_SOURCE = "Appendix E, Lemma 8 and proof E.2"
@@ -101,6 +102,7 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
         ratios = ", ".join(f"{x:.1f}" for x in main[0].config.get("count_variance_over_iid_multinomial", []))
         out.append(Slip(
             id="lemma8.routing_not_balanced",
+            strength="reading", strength_note=texts.READING_GATE,
             entries=keys_of(main),
             location="Appendix E, Lemma 8 and proof E.2 (Hoeffding over the routing indicators)",
             slip_class="false statement",
@@ -128,6 +130,7 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
     if delta is not None and delta.verdict == "refuted":
         out.append(Slip(
             id="lemma8.delta_definition",
+            strength="transcription",
             entries=keys_of(delta),
             location="Appendix E, proof E.2",
             slip_class="notation",

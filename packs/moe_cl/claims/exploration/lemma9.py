@@ -32,6 +32,7 @@ from moecl_verify.packs.moe_cl.entries.exploration import (
 )
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import CONSTANTS, INTERPRETATIONS, QUANTILE, SIGMA0, simulate
 from moecl_verify.checks.model import ClaimResult, Slip, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.registry import Claim, register
 
 L9_SOURCE = "Appendix E, Lemma 9 and proof E.3"
@@ -62,6 +63,7 @@ def slips_lemma9(results: list[ClaimResult]) -> list[Slip]:
     main = [r for r in results if r.key.part.startswith(L9_MAIN)]
     return [Slip(
         id="lemma9.count_spread_step",
+        strength="reading", strength_note=texts.READING_GATE,
         causes=("lemma8.routing_not_balanced",),
         entries=keys_of(step),
         location="Appendix E, proof E.3 (last step, via eq. 32 of Lemma 8)",

@@ -43,6 +43,7 @@ from moecl_verify.packs.moe_cl.experiments.fig2_runs import FIG2, INTERPRETATION
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_NOTE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.model import ClaimResult, Slip, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.stats import MeanTest
@@ -255,6 +256,7 @@ def converges_slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="fig2.convergence_not_reproduced",
+            strength="reading", strength_note=texts.READING_SIGNAL_SCALE,
             summary="Figure 2's convergence to almost zero error with termination is not reproduced at its "
             "stated hyperparameters",
             entries=keys_of(refuted),

@@ -27,6 +27,7 @@ from moecl_verify.packs.moe_cl.experiments.balance_rules import QUESTION, VARIAN
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
 from moecl_verify.checks.kinds.mean import Measurement
 from moecl_verify.checks.model import Slip, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.checks.kinds.base import number
 
@@ -91,6 +92,7 @@ def slips(results) -> list[Slip]:
               f"level of {number(paper[0].config['chance_purity'], 3)}")
     return [Slip(
         id="c2.routing_not_worse_without_termination",
+        strength="reading", strength_note=texts.READING_TERMINATION,
         summary="Measured against the current gate's expert sets, a gate that keeps training routes at least as "
         "purely as a terminated one (no run removed the routing to test whether it is why errors rise without "
         "termination)",

@@ -287,6 +287,7 @@ def slips_lemma10(results: list[ClaimResult]) -> list[Slip]:
     if pi_ is not None and pi_.verdict == "refuted":
         out.append(Slip(
             id="lemma10.identity",
+            strength="transcription",
             entries=keys_of(pi_),
             location="Appendix E, proof of Lemma 10 (E.4), first display",
             slip_class="transcription",

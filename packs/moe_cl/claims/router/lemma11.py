@@ -50,6 +50,7 @@ from moecl_verify.packs.moe_cl.experiments.sweep_design import (SWEEP_CHUNK, des
                                                            replicates_per_pool, sweep_pool, sweep_pools)
 from moecl_verify.checks.kinds.proportion import ProportionEvidence, ProportionRow
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.kinds.mean import HorizonTest, Measurement
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.moe import MoEConfig, simulate_moe
@@ -440,6 +441,7 @@ def slips_statement(results: list[ClaimResult]) -> list[Slip]:
         return []
     return [Slip(
         id="lemma11.sets_not_uniform",
+        strength="reading", strength_note=texts.READING_GATE,
         entries=keys_of(refuted),
         location="Appendix E, proof of Lemma 11 (E.5), 'by symmetry'",
         slip_class="unstated assumption",

@@ -89,6 +89,8 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="lemma4.aux_gradient_factor",
+            strength="transcription",
+            strength_note="the proof's previous clause gives 1/t (only the tau = t term of P_t depends on Theta_t)",
             entries=keys_of(aux),
             location="Appendix D, proof of Lemma 4 (gradient of L_aux)",
             slip_class="wrong constant or exponent",

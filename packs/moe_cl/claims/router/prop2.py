@@ -37,6 +37,7 @@ from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.experiments.gate_training import BASE, CONSTANTS, measure_at, sweep
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.packs.moe_cl.entries import derived_bounds
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
@@ -132,6 +133,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
         span = entries[0].config["sigma0_range"]
         out.append(Slip(
             id=slip_id, location=location, slip_class="wrong constant or exponent", stated=stated,
+            strength="reading", strength_note=texts.READING_GATE,
             entries=keys_of(entries),
             holds=f"fitted exponents {fits}, over sigma0 in [{span[0]:g}, {span[1]:g}] at both hidden constants "
             "tried, against the claimed exponent; the curve does not bend toward it at the small end",
@@ -191,6 +193,7 @@ def bound_slips(results: list[ClaimResult]) -> list[Slip]:
         return []
     return [Slip(
         id=BOUND_SLIP_ID,
+        strength="reading", strength_note=texts.READING_FACTOR,
         entries=keys_of(der),
         location="Section 4, Proposition 2, eq. (12) (second case); Appendix F",
         slip_class="wrong constant or exponent",

@@ -66,6 +66,7 @@ from moecl_verify.packs.moe_cl.entries.router_phase import (
 )
 from moecl_verify.checks.kinds.scaling import ScalingEvidence
 from moecl_verify.checks.model import ClaimResult, Interpretation, Slip, exact_result, keys_of
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.checks.registry import Claim, register
 from moecl_verify.numeric.seeding import generator_for
 
@@ -228,6 +229,7 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
                if between and all(r.verdict == "refuted" for r in between) else "")
         out.append(Slip(
             id="prop3.routing_outside_sets",
+            strength="reading", strength_note=texts.READING_TERMINATION,
             summary="The gate freezes a few rounds after exploration, before the expert sets separate, so tasks "
             "keep being routed outside their sets",
             entries=keys_of(outside),
@@ -245,6 +247,7 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
     if uniform and all(r.verdict == "refuted" for r in uniform):
         out.append(Slip(
             id="prop3.non_uniform_within_sets",
+            strength="reading", strength_note=texts.READING_TERMINATION,
             entries=keys_of(uniform),
             location="Section 4, Proposition 3; Appendix G",
             slip_class="false statement",

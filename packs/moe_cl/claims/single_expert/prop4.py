@@ -234,6 +234,7 @@ TEXT_SLIPS = (
     ),
     Slip(
         id="notation.sum_n_eq_nprime",
+        strength="transcription",
         location="eq. (17)-(22), Appendix H",
         slip_class="transcription",
         stated="(1/N^2) sum_{n=n'} ||w_n' - w_n||^2",
@@ -243,6 +244,7 @@ TEXT_SLIPS = (
     ),
     Slip(
         id="prop4.appH.stray_factor_i",
+        strength="transcription",
         location="Appendix H, expression for E[F_t]",
         slip_class="transcription",
         stated="... - i sum_{j=1}^{i} (1-r) r^{i-j} E||w_{n_j} - w_{n_i}||^2",
@@ -252,6 +254,7 @@ TEXT_SLIPS = (
     ),
     Slip(
         id="lemma16.eq42.model_for_truth",
+        strength="transcription",
         location="Lemma 16, eq. (42); Theorem 1 proof (I.2)",
         slip_class="notation",
         stated="E||w^{(m_i)}_{tau^{(m_i)}(l)} - w_{n_i}||^2 inside the sum (an expert model)",
@@ -263,6 +266,7 @@ TEXT_SLIPS = (
     ),
     Slip(
         id="lemma16.projection_row_space",
+        strength="transcription",
         location="Appendix I.1 (proof of Lemma 16)",
         slip_class="notation",
         stated="P_t = X_t (X_t^T X_t)^{-1} X_t^T is the orthogonal projection onto the row space of X_t; "
@@ -283,6 +287,8 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
         slips.append(
             Slip(
                 id="prop4.eq17.s_coefficient",
+                strength="transcription",
+                strength_note="Appendix H derives r^t - r^tau, which a displaced superscript would print as r^(t-tau)",
                 entries=keys_of(stated),
                 location="Section 5, Proposition 4, eq. (17)",
                 slip_class="inconsistency between sections",

@@ -528,6 +528,8 @@ def m1_specialization_slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="thm1.m1_specialization",
+            strength="transcription", strength_note="of its first clause, eq. (17)'s printed r^(t-tau); the clauses on "
+            "eq. (20) and on strict bounds do not depend on it",
             causes=("prop4.eq17.s_coefficient",),
             entries=keys_of(failed),
             location="Section 5.1, remark after Theorem 1",
