@@ -143,15 +143,20 @@ def kept(cfg: MoEConfig) -> Keep:
 
 
 def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True,
-        pool: int = 0):
+        pool: int = 0, sigma_t: float = FIG2["sigma_t"]):
     """One configuration on task pool ``pool``; replicate draws keyed by (M, pool) only, so with and without
-    termination share them (paired), as do the feature-signal scales and the clustered and i.i.d. pools.  The run
-    keeps what its readers read (:func:`kept`)."""
+    termination share them (paired), as do the feature-signal scales, the noise levels ``sigma_t`` and the
+    clustered and i.i.d. pools: common random numbers.  Definition 1's features are the same standard normals
+    times sigma_t with the signal column beta_t v_n written over one of them (:mod:`numeric.draws`), and a pool's
+    V is its W times ``signal_scale`` (:mod:`numeric.pool`), so replicate r sees the same tasks, ground truths,
+    positions, beta_t, normals and routing noise at every (scale, sigma_t).  The run keeps what its readers read
+    (:func:`kept`)."""
 
     def compute():
         R = ctx.sizes.fig2_replicates
+        noise = "" if sigma_t == FIG2["sigma_t"] else f" sigma_t={sigma_t:g}"
         label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
-                 f" pool {pool}")
+                 f"{noise} pool {pool}")
         cfg = moe_config(M, termination)
         return simulate_moe(
             _draw_pool(signal_scale, clustered, pool),
@@ -160,7 +165,7 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             T=FIG2["T"],
             s=FIG2["s"],
             features=FIG2["features"],
-            sigma_t=FIG2["sigma_t"],
+            sigma_t=sigma_t,
             beta_max=FIG2["beta_max"],
             seed=ctx.seed,
             key=("fig2", M, pool),
@@ -170,4 +175,6 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             keep=kept(cfg),
         )
 
-    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name), compute)
+    # the stated noise level keeps the key it always had (other claims fetch these runs by it)
+    key = ("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name)
+    return ctx.shared(key if sigma_t == FIG2["sigma_t"] else key + (sigma_t,), compute)
