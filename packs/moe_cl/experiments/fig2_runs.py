@@ -176,5 +176,6 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
         )
 
     # the stated noise level keeps the key it always had (other claims fetch these runs by it)
-    key = ("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name)
-    return ctx.shared(key if sigma_t == FIG2["sigma_t"] else key + (sigma_t,), compute)
+    noise = () if sigma_t == FIG2["sigma_t"] else (sigma_t,)
+    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, ctx.seed, ctx.budget.name, *noise),
+                      compute)
