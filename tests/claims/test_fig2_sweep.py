@@ -2,6 +2,8 @@
 grid entries become a reproduction finding (through checks/decide.py and its reconciliation across hidden
 constants), not a false statement."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,41 @@ def test_the_stated_noise_level_keeps_its_shared_run_key(sigma_t):
     assert fig2_runs.run(ctx, 10, True, pool=0) == "stated"
     assert fig2_runs.run(ctx, 10, True, pool=0, sigma_t=sigma_t) == "other"
     assert not calls
+
+
+def _regime_entry(conclusion: str, pool: int, verdict: str):
+    from moecl_verify.checks.model import ClaimResult
+
+    errors = {"F_T": {"one expert": 0.5, "with termination": 0.09, "without termination": 0.2},
+              "G_T": {"one expert": 0.6, "with termination": 0.13, "without termination": 0.25}}
+    config = {"part": fig2.SPECIALIZING[conclusion], "role": fig2.SENSITIVITY, "pool": pool, "conclusion": conclusion,
+              "errors": errors, "near_zero": fig2.NEAR_ZERO, "N": 3, "M": 6, "sigma0": 0.2, "signal_scale": 20.0,
+              "Gamma": 0.267, "T1": 108, "features": "definition1"}
+    return ClaimResult(id="fig2.termination_converges", source="-", kind="qualitative", form="stated", verdict=verdict,
+                       expected=0.0, observed=0.1, stderr=0.01, p_value=0.5, false_fail_rate=1e-3,
+                       min_detectable=None, config=config, evidence="-", evidence_type="criterion")
+
+
+def test_the_bottom_line_says_which_conclusions_survive_where_the_gate_specializes():
+    """Through the pack's data (Pack.survives) only: held on every pool, failed on some pool, or not settled; and
+    no sentence once no entry it names is decided."""
+    from moecl_verify.checks.model import RunResult
+    from moecl_verify.reports import bottom_line
+
+    def run_of(*results):
+        ids = dict.fromkeys(r.id for r in results)
+        claims = tuple({"id": i, "summary": i, "source": "-", "kind": "qualitative", "statement": "x",
+                        "preconditions": [], "notes": ""} for i in ids)
+        return RunResult(tuple(results), (), (), {"budget": "smoke", "seed": 0, "claims": list(ids)}, claims, {})
+
+    beats, higher, zero = "fig2.moe_beats_single", "fig2.no_termination_higher", "fig2.termination_converges"
+    rows = [_regime_entry(beats, 0, "confirmed"), _regime_entry(beats, 1, "confirmed"),
+            _regime_entry(higher, 0, "confirmed"), _regime_entry(higher, 1, "inconclusive"),
+            _regime_entry(zero, 0, "refuted"), _regime_entry(zero, 1, "inconclusive")]
+    (said,) = [s for s in bottom_line.sentences(run_of(*rows)) if s.kind == "holds"]
+    assert "MoE beats one expert (G_T 0.13 against one expert's 0.6) on every task pool tried" in said.text
+    assert "but the errors do not fall to near zero" in said.text
+    assert "not settled: termination lowers the errors" in said.text
+    assert "not Figure 2's configuration" in said.text
+    undecided = [dataclasses.replace(r, verdict="inconclusive") for r in rows]
+    assert not [s for s in bottom_line.sentences(run_of(*undecided)) if s.kind == "holds"]

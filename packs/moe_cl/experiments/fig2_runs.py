@@ -69,8 +69,9 @@ INTERPRETATIONS = (
         id="fig2.signal_scale",
         location="Appendix A.2 ('scale the ground truths by a constant')",
         issue="The constant relating v_n to w_n is not given; it sets the size of every gate output.",
-        choice="v_n = 1.0 * w_n by default; the convergence criterion is also reported for 2.5 (= 1/sigma0, "
-        "which makes ||v_n||_inf = O(1) as Section 3.2 requires) and 10.",
+        choice="v_n = 1.0 * w_n by default; the convergence criterion is also measured at v_n = c w_n for c = 2.5 "
+        "(= 1/sigma0, which makes ||v_n||_inf = O(1) as Section 3.2 requires), 5 and 10, each c a hidden constant of "
+        "the statement (a refutation at one c that another confirms is not a refutation), on the same draws.",
         option="signal_scale",
     ),
     Interpretation(
