@@ -217,13 +217,6 @@ SPECIALIZING = {
     "fig2.no_termination_higher": "sensitivity, specializing regime: errors higher without termination",
     "fig2.moe_beats_single": "sensitivity, specializing regime: MoE beats one expert",
 }
-# How the bottom line says each conclusion, where it holds and where it does not.
-SURVIVES = {
-    "fig2.termination_converges": ("the errors fall to near zero with termination",
-                                   "the errors do not fall to near zero"),
-    "fig2.no_termination_higher": ("termination lowers the errors", "termination does not lower the errors"),
-    "fig2.moe_beats_single": ("MoE beats one expert", "MoE does not beat one expert"),
-}
 
 
 def _specializing_measurement(conclusion: str, criterion: str, tests, ctx: Context, pool: int) -> Measurement:
@@ -369,25 +362,18 @@ def _case_mean(r: ClaimResult, case: str) -> float | None:
     return next((h["observed"] for h in r.horizons or () if h.get("case") == case), None)
 
 
-def _survival(rows: list[ClaimResult]) -> tuple[str, list[str], list[str]]:
-    """Which of Figure 2's conclusions the specializing regime's entries confirm, and which fail there: (text,
-    held, failed), each conclusion counted as held only where every pool confirms it."""
+def _survival(rows: list[ClaimResult]) -> str:
+    """The specializing regime's entries, one verdict per pool for each of Figure 2's conclusions (the bottom line's
+    own sentence on them is the pack's ``survives``)."""
     if not rows:
-        return "", [], []
-    held, failed, bits = [], [], []
-    for conclusion, part in SPECIALIZING.items():
+        return ""
+    bits = []
+    for part in SPECIALIZING.values():
         entries = [r for r in rows if r.key.part == part]
-        if not entries:
-            continue
-        said = part.split(": ", 1)[1]
-        verdicts = sorted({r.verdict for r in entries})
-        if verdicts == ["confirmed"]:
-            held.append(SURVIVES[conclusion][0])
-        elif "refuted" in verdicts:
-            failed.append(SURVIVES[conclusion][1])
-        cases = "; ".join(f"pool {r.key.pool}: {r.verdict}" for r in entries)
-        bits.append(f"{said} ({cases})")
-    return (f"in a regime where the gate specializes ({specializing.describe()}): " + "; ".join(bits)), held, failed
+        if entries:
+            cases = "; ".join(f"pool {r.key.pool}: {r.verdict}" for r in entries)
+            bits.append(f"{part.split(': ', 1)[1]} ({cases})")
+    return f"in a regime where the gate specializes ({specializing.describe()}): " + "; ".join(bits)
 
 
 def converges_slips(results: list[ClaimResult]) -> list[Slip]:
@@ -407,7 +393,7 @@ def converges_slips(results: list[ClaimResult]) -> list[Slip]:
     noise = [r for r in results if r.key.role == SENSITIVITY and r.key.constant is not None]
     dependence = [r for r in results if r.key.part == DEPENDENCE_PART]
     depends = [r for r in dependence if r.verdict == "confirmed"]
-    spec_text, _, _ = _survival([r for r in results if r.key.part in SPECIALIZING.values()])
+    spec_text = _survival([r for r in results if r.key.part in SPECIALIZING.values()])
     sigma = f"sigma_t = {FIG2['sigma_t']:g}"
     holds = (f"at the stated hyperparameters ({sigma}) forgetting and generalization error with termination do not "
              f"fall to near zero for v_n = c w_n with c in {{{_scales(failed)}}} (refuted on {_pool_list(failed)})")
