@@ -132,7 +132,7 @@ def converges_sweep(failed, held) -> str:
         return ""
     scale = failed[0].key.constant
     names = {"F": "F_T", "G": "G_T"}
-    text = (f"at {SETTING}" + (f" with v_n = {scale:g} w_n" if scale is not None else "") + ", the final "
+    text = (f"at {SETTING}" + (f" with v_n = {'' if scale == 1 else f'{scale:g} '}w_n" if scale is not None else "") + ", the final "
             + " and ".join(f"{names[e]} stays {_span(v)}" for e, v in sorted(by_error.items()))
             + f" above 'almost zero' ({_pools(len({r.key.pool for r in failed}))})")
     if held:

@@ -107,7 +107,8 @@ def _paired_margin(label, a: np.ndarray, b: np.ndarray) -> HorizonTest:
 def _common_config(ctx: Context, pool: int, **extra) -> dict:
     cfg = {k: v for k, v in FIG2.items()}
     cfg.update(pool=pool, pool_seed=POOL_SEED, replicates=ctx.sizes.fig2_replicates,
-               seed=ctx.seed, experts=list(EXPERTS), **extra)
+               seed=ctx.seed, experts=list(EXPERTS))
+    cfg.update(extra)
     return cfg
 
 
@@ -140,12 +141,14 @@ CONVERGES = (
 )
 
 
-def converges_tests(ctx: Context, pool: int, scale: float, sigma_t: float) -> list[HorizonTest]:
-    """The convergence criterion's cases at one grid point (every M of the figure, F and G)."""
+def converges_tests(ctx: Context, pool: int, scale: float, sigma_t: float,
+                    experts: tuple[int, ...] = MOE_EXPERTS) -> list[HorizonTest]:
+    """The convergence criterion's cases at one grid point (F and G for each M of ``experts``: every M of the
+    figure at the stated sigma_t, where the entries are the statement's)."""
     tests = []
     for metric, short in (("forgetting", "F"), ("generalization", "G")):
         single = _final(fig2_runs.run(ctx, 1, True, scale, pool=pool, sigma_t=sigma_t), metric)
-        for M in MOE_EXPERTS:
+        for M in experts:
             moe = _final(fig2_runs.run(ctx, M, True, scale, pool=pool, sigma_t=sigma_t), metric)
             tests.append(_margin(f"{short}, M={M}", [(NEAR_ZERO, single), (-1.0, moe)]))
     return tests
@@ -159,11 +162,13 @@ def measure_converges(ctx: Context) -> list[Measurement]:
         for sigma_t in sorted(NOISE_LEVELS, key=lambda x: (not _is_stated(x), x)):
             for scale in SIGNAL_SCALES:
                 extra = dict(signal_scale=scale, sigma_t=sigma_t, hidden_constant=scale)
+                # off the stated sigma_t the entries only show the sensitivity: M = SWEEP_M, as the sweep figure
+                experts = MOE_EXPERTS if _is_stated(sigma_t) else (SWEEP_M,)
                 if not _is_stated(sigma_t):
-                    extra.update(part=_noise_part(sigma_t), role=SENSITIVITY)
+                    extra.update(part=_noise_part(sigma_t), role=SENSITIVITY, experts=[1, SWEEP_M])
                 criterion = CONVERGES + f" [v_n = {scale:g} w_n, sigma_t = {sigma_t:g}]"
                 out.append(_measurement(ctx, "fig2.termination_converges", criterion,
-                                        converges_tests(ctx, k, scale, sigma_t), k, **extra))
+                                        converges_tests(ctx, k, scale, sigma_t, experts), k, **extra))
         out.append(_dependence(ctx, k))
         out += [_specializing_converges(ctx, k), _specializing_no_termination(ctx, k),
                 _specializing_beats_single(ctx, k)]
