@@ -154,3 +154,13 @@ def test_the_bottom_line_says_which_conclusions_survive_where_the_gate_specializ
     assert "not Figure 2's configuration" in said.text
     undecided = [dataclasses.replace(r, verdict="inconclusive") for r in rows]
     assert not [s for s in bottom_line.sentences(run_of(*undecided)) if s.kind == "holds"]
+
+
+def test_a_larger_signal_scale_lowers_forgetting_at_M10_on_a_fresh_run():
+    """A qualitative check with a margin (an independent reading measured forgetting falling as v_n's scale
+    grows), on the runs the sweep uses: E[F_T | M = 10] with termination at c = 10 is below 3/4 of its value at
+    c = 1, on the same draws, on pool 0 at the smoke size."""
+    ctx = context_for(PACK, "smoke", 0)
+    small = fig2_runs.run(ctx, 10, True, 1.0, pool=0).forgetting[:, -1].mean()
+    large = fig2_runs.run(ctx, 10, True, 10.0, pool=0).forgetting[:, -1].mean()
+    assert large < 0.75 * small
