@@ -407,6 +407,13 @@ def converges_slips(results: list[ClaimResult]) -> list[Slip]:
                   "the scale of v_n, which the paper does not state")
     else:
         holds += "; it holds at no c tried"
+        closest = max(((h["observed"], r, h) for r in failed for h in r.horizons or ()
+                       if isinstance(h.get("observed"), (int, float)) and h["observed"] < 0),
+                      key=lambda x: x[0], default=None)
+        if closest is not None:
+            margin, r, h = closest
+            holds += (f" (the closest, at c = {r.key.constant:g} on pool {r.key.pool}, case {h.get('case')}, misses "
+                      f"'almost zero' by {-margin:.3g})")
         if depends:
             holds += ", but the errors depend on that unstated scale"
     for r in dependence:
