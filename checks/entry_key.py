@@ -26,8 +26,11 @@ from dataclasses import dataclass, fields, replace
 
 FORMS = ("stated", "corrected", "derived")
 # An entry checks the document's statement, or a step of its proof (an intermediate inequality, a
-# premise a proof uses): the headline's verdict on a statement reads only the former.
-ROLES = ("statement", "proof step")
+# premise a proof uses), or measures how a result depends on a setting the document fixes otherwise (a
+# "sensitivity" entry: a sweep around the stated configuration, or a setting outside it): the headline's
+# verdict on a statement reads only the first.  A sensitivity entry is decided under the run's error
+# control like any other, and reported, but never decides the statement.
+ROLES = ("statement", "proof step", "sensitivity")
 
 # The configuration fields that identify an entry (besides the label and the role, which identify it only).
 CONSTANT_FIELD = "hidden_constant"
@@ -43,7 +46,7 @@ class EntryKey:
     """The identity of one results entry within a run.
 
     ``claim`` and ``form`` (stated, corrected, derived) as in the registry; ``part`` the claim's own label
-    for what the entry measures; ``role`` statement or proof step; ``reading`` the reading of the
+    for what the entry measures; ``role`` statement, proof step or sensitivity; ``reading`` the reading of the
     document's text the entry checks (None: the only one); ``features`` the feature model of a simulation
     (None: exact); ``pool`` the index of the drawn task pool (None: not pool-specific); ``constant`` the
     hidden constant of an O()/Θ() statement (None: none)."""

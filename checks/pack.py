@@ -146,6 +146,11 @@ class Pack:
     # Bounds the pack derives once and uses to decide several statements (:mod:`moecl_verify.checks.derived`):
     # a callable returning the ``DerivedBound`` objects, called only when a report lists them.
     derived_bounds: Callable[[], tuple] | None = None
+    # Where the document's conclusions survive although its stated setting does not bear them out (a regime the
+    # run found where they hold): a callable of the run returning (sentence, entry keys) pairs, each assembled
+    # from the run's entries; the bottom line says a sentence after the verdicts when some entry it names is
+    # decided (reports/bottom_line.py).
+    survives: Callable[[Any], list] | None = None
     default: bool = False
 
     def __post_init__(self) -> None:

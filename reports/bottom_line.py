@@ -3,7 +3,8 @@
 Nothing here is typed by hand about a document; every sentence is assembled from the run:
 
 1. what the document gets right and what falls, from the headline results' verdicts
-   (:mod:`moecl_verify.reports.headline`);
+   (:mod:`moecl_verify.reports.headline`), and, where the pack says so (``Pack.survives``), where the
+   document's conclusions survive although its stated setting does not bear them out;
 2. one sentence per root cause (:func:`moecl_verify.reports.consequence.root_causes`) that breaks or
    undercuts a headline result, most consequential first: where it is, what holds instead (the slip's own
    text, written by its claim from the run's numbers), the decisive number of the first decided entry it
@@ -46,7 +47,7 @@ DECIDED = frozenset({"refuted", "confirmed"})
 class Sentence:
     """One sentence of the bottom line, in markdown, with what it rests on."""
 
-    kind: str  # "verdicts", "reading", "cause" or "open"
+    kind: str  # "verdicts", "reading", "holds", "cause" or "open"
     text: str
     slips: tuple[str, ...] = ()
     entries: tuple[EntryKey, ...] = ()
@@ -206,6 +207,21 @@ def cause_strength(rc: consequence.RootCause, run: RunResult) -> tuple[tuple[str
     return strength.weakest(parts), words
 
 
+def _survives(run: RunResult) -> list[Sentence]:
+    """Where the document's conclusions survive (the pack's ``survives``): each sentence the pack assembles from the
+    run, kept only when some entry it names is decided, so that it disappears with its evidence."""
+    pack = pack_of(run)
+    if pack.survives is None:
+        return []
+    by_key = {r.key: r for r in run.results}
+    out = []
+    for text, keys in pack.survives(run):
+        decided = tuple(k for k in keys if k in by_key and by_key[k].verdict in DECIDED)
+        if decided:
+            out.append(Sentence("holds", text, (), decided))
+    return out
+
+
 def _causes(run: RunResult, room: int) -> list[Sentence]:
     pack = pack_of(run)
     by_key = {r.key: r for r in run.results}
@@ -272,7 +288,7 @@ def _open(run: RunResult) -> list[Sentence]:
 
 def sentences(run: RunResult) -> list[Sentence]:
     """The bottom line of ``run``: at most :data:`MAX_SENTENCES` sentences."""
-    head, tail = _verdicts(run) + _reading_holds(run), _open(run)
+    head, tail = _verdicts(run) + _reading_holds(run) + _survives(run), _open(run)
     return head + _causes(run, min(MAX_CAUSES, MAX_SENTENCES - len(head) - len(tail))) + tail
 
 

@@ -117,5 +117,30 @@ def converges_excess(results) -> str:
         + ", " + _pools(len({r.key.pool for r in refuted})) + ")")
 
 
-__all__ = ["SETTING", "at_figure2", "bound_excess", "converges_excess", "generalization_excess", "identity_excess",
+def converges_sweep(failed, held) -> str:
+    """The convergence finding's size at Figure 2's configuration: by how much the final errors stay above 'almost
+    zero' in the entries the run rejected at the default scale of v_n (``failed``, read whatever the reconciliation
+    across scales made of their verdict: their margins are what was measured), and the scales at which the
+    criterion was confirmed (``held``)."""
+    by_error: dict[str, list[float]] = {}
+    for r in failed:
+        for h in r.horizons or ():
+            error = str(h.get("case", "")).split(",")[0]
+            if h.get("observed") is not None and h["observed"] < 0 and error in ("F", "G"):
+                by_error.setdefault(error, []).append(-h["observed"])
+    if not by_error:
+        return ""
+    scale = failed[0].key.constant
+    names = {"F": "F_T", "G": "G_T"}
+    text = (f"at {SETTING}" + (f" with v_n = {'' if scale == 1 else f'{scale:g} '}w_n" if scale is not None else "") + ", the final "
+            + " and ".join(f"{names[e]} stays {_span(v)}" for e, v in sorted(by_error.items()))
+            + f" above 'almost zero' ({_pools(len({r.key.pool for r in failed}))})")
+    if held:
+        scales = ", ".join(f"{c:g}" for c in sorted({r.key.constant for r in held}))
+        text += f"; it falls below at v_n = c w_n for c in {{{scales}}} ({_pools(len({r.key.pool for r in held}))})"
+    return text
+
+
+__all__ = ["SETTING", "at_figure2", "bound_excess", "converges_excess", "converges_sweep", "generalization_excess",
+           "identity_excess",
            "same_task_gaps"]

@@ -71,8 +71,9 @@ INTERPRETATIONS = (
         id="fig2.signal_scale",
         location="Appendix A.2 ('scale the ground truths by a constant')",
         issue="The constant relating v_n to w_n is not given; it sets the size of every gate output.",
-        choice="v_n = 1.0 * w_n by default; the convergence criterion is also reported for 2.5 (= 1/sigma0, "
-        "which makes ||v_n||_inf = O(1) as Section 3.2 requires) and 10.",
+        choice="v_n = 1.0 * w_n by default; the convergence criterion is also measured at v_n = c w_n for c = 2.5 "
+        "(= 1/sigma0, which makes ||v_n||_inf = O(1) as Section 3.2 requires), 5 and 10, each c a hidden constant of "
+        "the statement (a refutation at one c that another confirms is not a refutation), on the same draws.",
         option="signal_scale",
     ),
     Interpretation(
@@ -145,18 +146,23 @@ def kept(cfg: MoEConfig) -> Keep:
 
 
 def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True,
-        pool: int = 0, features: str = FIG2["features"], router: str = "learned"):
+        pool: int = 0, features: str = FIG2["features"], router: str = "learned", sigma_t: float = FIG2["sigma_t"]):
     """One configuration on task pool ``pool``; replicate draws keyed by (M, pool) only, so with and without
-    termination share them (paired), as do the feature-signal scales, the clustered and i.i.d. pools and the
-    routers: ``router="sets_after_T1"`` (:class:`numeric.moe.MoEConfig`) replays the same tasks, features and
-    routing noise with each task routed inside its expert set after T1, the ablation of the routing
-    (:mod:`packs.moe_cl.entries.routing_ablation`).  ``features`` other than Definition 1's draw the features
-    by that model from the same keyed streams.  The run keeps what its readers read (:func:`kept`)."""
+    termination share them (paired), as do the feature-signal scales, the noise levels ``sigma_t``, the clustered
+    and i.i.d. pools and the routers: common random numbers.  Definition 1's features are the same standard normals
+    times sigma_t with the signal column beta_t v_n written over one of them (:mod:`numeric.draws`), and a pool's
+    V is its W times ``signal_scale`` (:mod:`numeric.pool`), so replicate r sees the same tasks, ground truths,
+    positions, beta_t, normals and routing noise at every (scale, sigma_t).  ``router="sets_after_T1"``
+    (:class:`numeric.moe.MoEConfig`) replays the same draws with each task routed inside its expert set after T1,
+    the ablation of the routing (:mod:`packs.moe_cl.entries.routing_ablation`).  ``features`` other than
+    Definition 1's draw the features by that model from the same keyed streams.  The run keeps what its readers
+    read (:func:`kept`)."""
 
     def compute():
         R = ctx.sizes.fig2_replicates
+        noise = "" if sigma_t == FIG2["sigma_t"] else f" sigma_t={sigma_t:g}"
         label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
-                 f" pool {pool}" + ("" if features == FIG2["features"] else f" {features}")
+                 f"{noise} pool {pool}" + ("" if features == FIG2["features"] else f" {features}")
                  + ("" if router == "learned" else f" {router}"))
         cfg = dataclasses.replace(moe_config(M, termination), router=router)
         return simulate_moe(
@@ -166,7 +172,7 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             T=FIG2["T"],
             s=FIG2["s"],
             features=features,
-            sigma_t=FIG2["sigma_t"],
+            sigma_t=sigma_t,
             beta_max=FIG2["beta_max"],
             seed=ctx.seed,
             key=("fig2", M, pool),
@@ -176,7 +182,10 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
             keep=kept(cfg),
         )
 
-    # the key of a run of Figure 2's own features and router is what it was, so that its claims still share it
+    # the key of a run of Figure 2's own features, router and noise level is what it was, so that its claims
+    # still share it (other claims fetch these runs by it)
     variant = () if (features, router) == (FIG2["features"], "learned") else (features, router)
-    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, *variant, ctx.seed, ctx.budget.name),
+    noise = () if sigma_t == FIG2["sigma_t"] else (sigma_t,)
+    return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, *variant, ctx.seed, ctx.budget.name,
+                       *noise),
                       compute)

@@ -2,6 +2,11 @@
 
 * ``fig2_curves``: forgetting and generalization error against rounds for each
   M, with and without termination (the paper's Figure 2), mean with a 99% band.
+* ``fig2_sweep``: Figure 2's reproduction sweep: final forgetting and
+  generalization error at M = 10 against the scale c of v_n = c w_n (which the
+  paper does not state), one line per noise level sigma_t, with termination
+  (solid) and without (dashed), mean with a 99% band, beside the 'almost zero'
+  level of the convergence criterion.
 * ``fig3_curves``: the same for small networks (the paper's Figure 3), one
   figure per task definition with its epochs check (:mod:`.fig3_figures`).
 * ``fig4_routing``: for each Gamma, the share of each task's rounds that each
@@ -31,6 +36,7 @@ Z99 = kit.Z99
 ARTIFACT_FIGURES = {
     "fig2_curves": ("fig_fig2_curves.png", ("fig2.termination_converges", "fig2.no_termination_higher",
                                             "fig2.moe_beats_single", "fig2.more_experts_no_gain")),
+    "fig2_sweep": ("fig_fig2_sweep.png", ("fig2.termination_converges",)),
     "fig3_curves": ("fig_fig3_curves.png", ("fig3.termination_converges", "fig3.no_termination_higher",
                                             "fig3.moe_beats_single", "fig3.more_experts_no_gain")),
     "fig4_routing": ("fig_fig4_routing.png", ("fig4.balance",)),
@@ -89,6 +95,48 @@ def build_fig2(data: dict, subtitle: str):
             ax.set_ylabel("$F_t$" if metric == "forgetting" else "$G_t$", fontsize=9)
             ax.grid(True, alpha=0.3)
             kit.legend_below(ax, grid)
+    return fig
+
+
+NOISE_COLORS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+
+def build_fig2_sweep(data: dict, subtitle: str):
+    """Figure 2's reproduction sweep: E[F_T] and E[G_T] at M = data["M"] against the scale c of v_n, a line per
+    sigma_t, solid with termination and dashed without, with the criterion's 'almost zero' level (drawn, not
+    saved)."""
+    rows = data["rows"]
+    levels = sorted({r["sigma_t"] for r in rows})
+    labels = [f"σ_t = {s:g}{' (stated)' if s == data.get('stated_sigma_t') else ''}, {w} termination"
+              for s in levels for w in ("with", "without")] + ["'almost zero' (a tenth of one expert's)"]
+    with kit.style():
+        fig, axes, grid = kit.panel_grid(
+            2, titles=["final forgetting F_T", "final generalization error G_T"], legend_labels=[labels, labels],
+            ncols_max=2, axes_w=4.2, axes_h=2.8,
+            title=f"Figure 2's reproduction sweep at M = {data['M']}: mean with 99% band over replicates and task "
+                  f"pools {', '.join(str(k) for k in data['pools'])}\n{subtitle}",
+        )
+        for ax, metric in zip(axes, ("forgetting", "generalization")):
+            for i, level in enumerate(levels):
+                at = sorted((r for r in rows if r["sigma_t"] == level), key=lambda r: r["signal_scale"])
+                xs = [r["signal_scale"] for r in at]
+                color = NOISE_COLORS[i % len(NOISE_COLORS)]
+                for termination, style in (("term", "-"), ("no_term", "--")):
+                    mean = [r[f"{metric}_{termination}"] for r in at]
+                    se = [r[f"{metric}_{termination}_stderr"] for r in at]
+                    ax.fill_between(xs, [m - Z99 * e for m, e in zip(mean, se)], [m + Z99 * e for m, e in zip(mean, se)],
+                                    color=color, alpha=0.12, linewidth=0)
+                    ax.plot(xs, mean, style, color=color, marker="o", markersize=3, linewidth=1.3,
+                            label=f"σ_t = {level:g}{' (stated)' if level == data.get('stated_sigma_t') else ''}, "
+                                  f"{'with' if termination == 'term' else 'without'} termination")
+            stated = sorted((r for r in rows if r.get("stated")), key=lambda r: r["signal_scale"]) or rows
+            ax.plot([r["signal_scale"] for r in stated], [r[f"{metric}_near_zero"] for r in stated], ":",
+                    color="#7f7f7f", linewidth=1.5, label=labels[-1])
+            ax.set_xscale("log")
+            ax.set_xlabel("scale c of the feature signals, v_n = c w_n (not stated in the paper)", fontsize=8)
+            ax.set_ylabel("$F_T$" if metric == "forgetting" else "$G_T$", fontsize=9)
+            ax.grid(True, alpha=0.3)
+            kit.legend_below(ax, grid, labels)
     return fig
 
 
@@ -193,6 +241,14 @@ def captions(run: RunResult) -> dict[str, str]:
             "The paper's Figure 2, reproduced from this run: forgetting F_t (top) and generalization error G_t "
             "(bottom) against the round t for each number of experts M, with termination (left) and without "
             "(right); mean over replicates with its 99% band (± 2.576 s.e.).")
+    if "fig2_sweep" in run.artifacts:
+        data = run.artifacts["fig2_sweep"]
+        out["fig2_sweep"] = (
+            f"Figure 2's reproduction sweep: final forgetting F_T (left) and generalization error G_T (right) at "
+            f"M = {data['M']} against the scale c of the feature signals v_n = c w_n, which the paper does not state, "
+            "one colour per noise level σ_t, with termination (solid) and without (dashed); mean over the replicates "
+            "of every task pool with its 99% band, on the same draws at every point (common random numbers). The "
+            "dotted line is the convergence criterion's 'almost zero' level, a tenth of one expert's error.")
     if "fig4_routing" in run.artifacts:
         data = run.artifacts["fig4_routing"]
         text = ("The paper's Figure 4, reproduced from one replicate: for each termination threshold Γ, the share "
@@ -222,6 +278,7 @@ def builders(run: RunResult) -> dict:
     lam, gammas = thresholds(run)
     table = {
         "fig2_curves": lambda data: build_fig2(data, subtitle),
+        "fig2_sweep": lambda data: build_fig2_sweep(data, subtitle),
         "fig4_routing": lambda data: build_fig4(data, subtitle, lam, gammas),
         "fig5_levels": lambda data: build_fig5(data, subtitle, lam, gammas),
     }
