@@ -488,7 +488,7 @@ def test_eq20_averaged_inside_the_premises_searches_every_size_and_reports_the_l
 # ------------------------------------------------------------------ the structured counterexample in results.json
 
 
-def test_the_structured_counterexample_round_trips_and_recomputes_exactly(tmp_path):
+def test_the_structured_counterexample_round_trips_and_recomputes_exactly(tmp_path, monkeypatch):
     from moecl_verify.checks.model import RunResult
     from moecl_verify.reports import results_json
     from moecl_verify.theory.conditional import conditional_errors, eq22_rhs, pool_constants, psi
@@ -499,6 +499,9 @@ def test_the_structured_counterexample_round_trips_and_recomputes_exactly(tmp_pa
     claims = ({"id": "thm2.generalization", "summary": "s", "source": "x", "kind": "bound", "statement": "x",
                "preconditions": [], "notes": ""},)
     run = RunResult((made,), (), (), {"budget": "smoke", "replicates": 10, "seed": 0}, claims)
+    # The file's findings are derived from the whole pack (its derived bounds take sympy limits for seconds) and
+    # are not what is round-tripped here: the entry is.
+    monkeypatch.setattr(results_json, "findings", lambda run: {})
     path = tmp_path / "results.json"
     path.write_text(results_json.dumps(run))
     back = results_json.load(path).results[0]
