@@ -4,17 +4,28 @@ A bound the tool can evaluate exactly for given inputs (a pool of ground truths,
 gate outputs) is searched for the inputs that make its slack smallest (:mod:`moecl_verify.checks.search`:
 random restarts, Nelder-Mead on the reals, local moves on the sequences), every violation is rechecked in
 rational arithmetic from the same inputs and shrunk to a minimal case, and a search that finds nothing
-reports its size and the least slack it saw.  Pools are free within the statement's assumptions (any ground
-truths in a box), so a bound that holds on the run's pools but fails on an allowed adversarial pool falls
-under this reading.  Each statement gives one exact entry of its claim, part ``worst case searched ...``:
+reports its size and the least slack it saw.  Each statement declares the premises of the paper's claim as
+:class:`~moecl_verify.checks.search.Premise` predicates on the instance, in the paper's quantities (asymptotic
+ones at the constant they are checked at); the search, the recheck and the shrinker stay inside them, so a
+counterexample satisfies every premise, and it is stored as the paper's instance (:func:`instance_of`: N, M, K,
+d, s, T1, T, the ground truths as exact vectors, tasks, routing, both sides, the slack, the premises).  Pools are
+free within the premises (any unit vectors of R^2, clustered where Theorem 2 asks for clusters).  Where the
+verdict depends on which routings the premises admit, each reading is its own statement and entry.  Each
+statement gives one exact entry of its claim, part ``worst case searched ...``:
 
 * ``lemma2`` stated, ||p - p_hat||_inf <= (lambda / M^2) ||h - h_hat||_inf (Appendix B), and the sharp bound
   with 2 / lambda that the tool derives (``theory/routing.py``), exact routing probabilities of eq. (1);
 * ``thm1.generalization``, eq. (20) averaged over the tasks given the routing (the proof's own reading,
-  ``theory/task_averaged.py``), over pools, routings, T1 and the expert-set assignment;
+  ``theory/task_averaged.py``), over pools, routings, T1 and the expert-set assignment, inside Theorem 1's
+  premises (M > N, M >= N ln N, T1 >= M), in two readings of the routings: every expert explored during
+  exploration (:data:`EQ20_AVERAGED`), and moreover every later round inside its task's expert set with every
+  set non-empty (:data:`EQ20_AVERAGED_SETS`);
 * ``thm2.generalization``, eq. (22) given the task sequence and the routing (eq. (42)'s recursion,
-  ``theory/conditional.py``), over pools in K clusters, sequences, M < N and T1, on routings as Algorithm 1
-  makes them (every expert explored, every round after T1 inside its task's cluster);
+  ``theory/conditional.py``), inside Theorem 2's premises: K < M < N, M >= K ln K, clustered ground truths,
+  T1 >= M, every expert explored, every round after T1 inside its task's cluster;
+
+Domain conditions that are not the paper's premises (distinct ground truths, kept apart so that the float
+slack relative to D is not rounding; equal gate outputs for the router bound) still return :data:`OUTSIDE`.
 
 The budget sizes each search (``Sizes.search_evaluations``); the generator is keyed by the run's seed and the
 statement, so the searches are deterministic.
@@ -38,11 +49,10 @@ UNITS = {"router": "slack = right side - left side, divided by ||h - h_hat||_inf
          "errors": "slack = right side - left side, divided by D, the pool's mean squared gap between tasks",
          "gradient": "slack = -||grad L_loc||_inf / (pi_m (1 - pi_m)) = -Delta ||xbar||_inf, 0 where the gradient "
                      "vanishes"}
-# Outside a statement's domain the slack is this: such a case is never a counterexample, and the shrinker, which
-# keeps a step only while it violates, stays inside the domain.  The domain is the paper's setting, read
-# generously for the bound: distinct ground truths (two equal tasks are one task; with all equal, D = 0 and
-# both sides of a strict bound are 0), Theorem 2's clusters (``_clustered``), and an
-# exploration phase of at least one round per expert (T1 >= M, as T1 = O(M / eta) is).
+# Outside a statement's numerical domain the slack is this: such a case is never a counterexample, and the
+# shrinker, which keeps a step only while it violates, stays inside the domain.  Only for conditions that are
+# not the paper's premises (those are Premise predicates): distinct ground truths (two equal tasks are one task;
+# with all equal, D = 0 and both sides of a strict bound are 0), and equal gate outputs for the router bound.
 OUTSIDE = Fraction(1)
 D_DIM, S_COLS = 2, 1  # d = 2, s = 1 (r = 1/2), as the exhaustive searches of the conditional readings use
 R = 1 - Fraction(S_COLS, D_DIM)
@@ -319,7 +329,7 @@ def describe_instance(inst: dict) -> str:
     if inst.get("expert_sets"):
         parts.append("expert sets " + ", ".join(f"expert {m} -> task {n}" for m, n in inst["expert_sets"].items()))
     skip = {"w", "tasks", "routing", "expert_sets", "lhs", "rhs", "slack", "slack_over_D", "premises",
-            "slack_searched"}
+            "slack_searched", "broken"}
     parts += [f"{k} = {_shown(v)}" for k, v in inst.items() if k not in skip]
     if "lhs" in inst:
         parts.append(f"left side {inst['lhs']} against right side {inst['rhs']} (slack {inst['slack']}"
