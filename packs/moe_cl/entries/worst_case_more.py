@@ -206,9 +206,8 @@ def lemma12_round(x) -> RoutedRound | None:
     """The expert's rounds by eq. (5) from w_0 = 0: tasks n[0], n[1], then n[1] again (the routed round, whose
     previous task on this expert had the same ground truth, the proof's premise).  Round i's features
     (Definition 1): the signal column beta_i v_(n_i), v = w, and s - 1 noise columns.  None outside the lemma's
-    setting: ground truths not distinct or of squared norm below MIN_GAP, features of deficient rank, or the
-    gate parameter theta of the routed expert not putting it in M_n (eq. (11): n the unique argmax of
-    theta^T v_j)."""
+    setting: ground truths not distinct or of squared norm below MIN_GAP, or features of deficient rank.  That
+    the gate parameter puts the routed expert in M_n is the lemma's premise (:data:`IN_M_N`), not checked here."""
     N, s = x["N"], x["s"]
     d = L12_D
     flat = x["w"]
@@ -217,9 +216,6 @@ def lemma12_round(x) -> RoutedRound | None:
         return None
     tasks = (x["n"][0], x["n"][1], x["n"][1])
     n = tasks[-1]
-    theta = tuple(x["theta"])
-    if not all(_dot(theta, W[n]) > _dot(theta, W[j]) for j in range(N) if j != n):
-        return None
     noise = x["noise"]
     w = tuple(0 * flat[0] for _ in range(d))
     for i, task in enumerate(tasks):
@@ -232,6 +228,20 @@ def lemma12_round(x) -> RoutedRound | None:
         w = tuple(a + b for a, b in zip(w, step))
     xbar = [sum((col[j] for col in cols), 0 * flat[0]) for j in range(d)]
     return RoutedRound(_dot(step, step), _dot(residual, residual), max(abs(v) for v in xbar))
+
+
+def _in_m_n(x) -> bool:
+    """Eq. (11): task n of the routed round is the unique argmax of theta^T v_j over the tasks (v = w)."""
+    d, flat, theta = L12_D, x["w"], tuple(x["theta"])
+    W = [tuple(flat[i * d:(i + 1) * d]) for i in range(x["N"])]
+    n = x["n"][1]
+    return all(_dot(theta, W[n]) > _dot(theta, W[j]) for j in range(x["N"]) if j != n)
+
+
+# Lemma 12's premises: correct routing (the expert is in M_n, eq. (11)) and the proof's premise that the expert's
+# previous task had the same ground truth (built into the rounds: n[1] twice).
+IN_M_N = Premise("routed within M_n", "the gate parameter theta of the routed expert puts it in M_n for the "
+                 "round's task n (eq. (11): n the unique argmax of theta^T v_j, v = w)", _in_m_n)
 
 
 def lemma12_bound(name: str, slack) -> Statement:
@@ -248,14 +258,27 @@ def lemma12_bound(name: str, slack) -> Statement:
                             Real("beta", Fraction(1, 10), 1, 3),
                             Real("noise", -1, 1, lambda sz: 3 * (sz["s"] - 1) * L12_D)),
                      choices=(Choice("n", 2, "N"),),
-                     strict=False)
+                     strict=False, premises=(IN_M_N,))
 
 
 # grad_theta_k L_loc = Delta pi_m (1{k = m} - pi_k) xbar (the claim's derived.gradient) and 0 < pi_m < 1, so the
 # gradient vanishes for every expert exactly when Delta ||xbar||_inf = 0, whatever M > N and the other experts' gate
 # parameters (which only move pi): the statement's exact, rational form.
+def _lemma12_instance(x) -> dict:
+    """Lemma 12's routed round as the paper's instance: d = 3, s, the ground truths w_n and the gate parameter as
+    exact vectors, each round's signal scale beta and noise columns, the expert's tasks (numbered from 1)."""
+    d, s = L12_D, x["s"]
+    q = lemma12_round(x)
+    cols = [[str(v) for v in x["noise"][c * d:(c + 1) * d]] for c in range(3 * (s - 1))]
+    return {"N": x["N"], "d": d, "s": s, "w": [[str(v) for v in x["w"][i * d:(i + 1) * d]] for i in range(x["N"])],
+            "theta": [str(v) for v in x["theta"]], "beta": [str(v) for v in x["beta"]], "noise_columns": cols,
+            "tasks": [x["n"][0] + 1, x["n"][1] + 1, x["n"][1] + 1],
+            **({"Delta": str(q.delta), "xbar_inf": str(q.xbar_inf)} if q else {})}
+
+
 LEMMA12_GIVEN_ROUND = lemma12_bound("lemma12: grad L_loc = 0 under correct routing, M > N [gradient]",
                                     lambda q: -q.delta * q.xbar_inf)
+INSTANCES[LEMMA12_GIVEN_ROUND.name] = _lemma12_instance
 
 
 __all__ = ["EQ19_GIVEN_ROUTING", "EQ20_GIVEN_ROUTING", "EQ20_GIVEN_ROUTING_SETS", "EQ20_GIVEN_READINGS", "LEMMA12_GIVEN_ROUND", "RoutedRound", "eq19_bound",
