@@ -531,3 +531,17 @@ def test_the_structured_counterexample_round_trips_and_recomputes_exactly(tmp_pa
     assert all(m % c["K"] == n % c["K"] for n, m in zip(tasks[c["T1"]:], chosen[c["T1"]:]))
     # the evidence prints the vectors, not the search's circle parameters
     assert "w_1 = (" in back.evidence and "w = (" not in back.evidence
+
+
+def test_the_realized_scan_counts_only_replicates_that_explore_every_expert():
+    import numpy as np
+
+    from moecl_verify.packs.moe_cl.entries import conditional_reading as cr
+
+    chosen = np.array([[0, 1, 2, 0], [0, 0, 0, 1], [2, 1, 0, 0]])
+    inside = cr.explored(chosen, 3, 3)
+    assert inside.tolist() == [True, False, True]  # replicate 2 never routes expert 3 in rounds 1-3
+    lhs, rhs = np.array([1.0, 5.0, 0.0]), np.zeros(3)  # only replicate 2 (outside) and 1 (inside) exceed
+    count, text = cr.realized(lhs, rhs, 1.0, False, "test", inside=inside)
+    assert count == 1 and "2 of 3 replicates explore every expert" in text and "1 of 2" in text
+    assert cr.realized(lhs, rhs, 1.0, False, "test")[0] == 2  # without the premise both count
