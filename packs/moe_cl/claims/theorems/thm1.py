@@ -432,7 +432,9 @@ GENERALIZATION_READINGS = (
         location="Section 5.1, Theorem 1, eq. (20)",
         issue="The same bound read given everything that happened: the tasks n_1..n_T and the routing m_1..m_T.",
         choice="Entry 'conditional on the routing': E[G_T | tasks, routing] < RHS(routing) for every task-and-routing "
-        "sequence, exact under A1 (eq. 42); exhaustive rational search for the shortest violating sequence.",
+        "sequence inside Theorem 1's premises (T1 >= M, every expert explored, one task per expert after T1), exact "
+        "under A1 (eq. 42); exhaustive rational search for the shortest violating sequence, and worst-case searches "
+        "over pools in two readings of the routings (every expert explored; inside the expert sets).",
     ),
     Interpretation(
         id="thm1.eq20.reading.task_averaged",
