@@ -109,7 +109,8 @@ class Statement:
     choices: tuple[Choice, ...] = ()
     strict: bool = True
     # Inputs tried exactly before any search, as Hypothesis's @example: a violation an earlier search found is
-    # kept here so that every seed and budget rechecks it (the exact recheck, not the declaration, decides).
+    # kept here so that every seed and budget rechecks it (the exact recheck, not the declaration, decides).  An
+    # example outside the premises is no instance of the statement: it is counted as outside and not rechecked.
     examples: tuple[Mapping, ...] = ()
     # The hypotheses: only instances on which every one holds are searched, confirmed, shrunk or reported.
     premises: tuple[Premise, ...] = ()
