@@ -27,6 +27,11 @@ seed), decided by the run's error control (:mod:`checks.decide`).  Also read
 conditionally on the routing (:mod:`packs.moe_cl.entries.conditional_reading`,
 an exact entry scanning pool 0's realized sequences) and at Figure 2's
 configuration with M = 5 (:mod:`packs.moe_cl.entries.theorems_at_fig2`).
+Eq. (22) given the tasks and the routing is also searched over pools
+(:mod:`packs.moe_cl.entries.worst_case`, part ``worst case searched``) inside
+Theorem 2's premises (K < M < N, M >= K ln K at the constant 1, clustered
+ground truths, T1 >= M, every expert explored, every later round inside its
+task's cluster); its counterexample is stored as the paper's instance.
 """
 
 from __future__ import annotations
