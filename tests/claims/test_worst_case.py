@@ -1,9 +1,12 @@
 """The worst-case searches of the paper's exactly checkable bounds (packs/moe_cl/entries/worst_case.py).
 
-Each statement's exact slack is checked against a case computed by hand, its domain guards against the cases
-it excludes, and each search against its known outcome: the printed router bound fails at the smallest size
-with simple numbers, the sharp one is not broken, eq. (22) read given the sequence fails on a clustered pool
-(every counterexample rechecked here by an independent computation), and the searches are deterministic.
+Each statement's exact slack is checked against a case computed by hand, its premises against the cases they
+exclude, and each search against its known outcome: the printed router bound fails at the smallest size
+with simple numbers, the sharp one is not broken, eq. (22) read given the sequence fails inside Theorem 2's
+premises (K < M < N, clustered, every expert explored; every counterexample rechecked here by an independent
+computation, its premises recomputed), eq. (20) averaged over the tasks finds none inside Theorem 1's, a
+planted bound failing only outside its premises is not refuted, the structured counterexample round-trips
+through results.json and recomputes exactly, and the searches are deterministic.
 """
 
 from fractions import Fraction as F
@@ -119,9 +122,8 @@ def _premises_by_hand(x) -> bool:
 def test_eq22_fails_inside_its_premises_at_a_case_computed_by_hand():
     """w_1 = (1, 0), w_2 = (0, 1), w_3 = (12/13, 5/13), w_4 = (5/13, 12/13) (circle parameters 0, 1, 1/5, 2/3);
     clusters {1, 3}, {2, 4}; K = 2 < M = 3 < N = 4; tasks 1, 2, 1 on experts 3, 1, 2 (every expert explored,
-    T1 = 3), then task 1 on expert 1 (cluster 1's expert: 1 and 3 serve cluster 1).  By eq. (42) with r = 1/2:
-    expert 3 after task 1: (1/2, 3/2, ...) on tasks 1, 2; expert 1 after task 2: error 1/2 on task 2, then task 1:
-    its error on task 1 becomes r (1 + ... ) ...; the function above does this arithmetic from the definitions."""
+    T1 = 3), then task 1 on expert 1 (experts 1 and 3 serve cluster 1).  Both sides are recomputed from the
+    printed definitions by :func:`_eq22_by_hand`, which shares no code with the tool."""
     x = {"N": 4, "K": 2, "M": 3, "T1": 3, "late": 1, "w": (F(0), F(1), F(1, 5), F(2, 3)), "n": (0, 1, 0, 0),
          "m": (2, 0, 1, 0)}
     assert _premises_by_hand(x) and wc.EQ22_GIVEN_ROUTING.failing(x) == ()
