@@ -10,6 +10,16 @@ confirms becomes a counterexample, which :func:`shrink` then reduces (smaller si
 step only if the exact slack still violates.  Finding nothing proves nothing: the result says how much was
 searched and the least slack seen, never that the statement holds.
 
+Premises.  A statement may declare :class:`Premise` predicates on an instance (the hypotheses of the claim it
+encodes).  The search evaluates a candidate only if every premise holds; candidates outside are counted
+(``SearchResult.outside``), never evaluated as leads and never decide anything.  The exact recheck confirms a
+violation only at a rationalization on which every premise holds exactly, and the shrinker keeps a step only
+if the premises still hold exactly, so a counterexample satisfies every premise (it records them).  A premise
+that reads only the sizes (``sizes_only``) rules out whole size configurations, which are then skipped.  On
+request (``report_outside``) the search also evaluates candidates outside the premises, and keeps the first
+exactly confirmed violation there as :class:`OutsideViolation`, naming the premises it breaks: reported beside
+the result, it never makes the result ``found``.
+
 Assumptions, and why:
 
 * ``slack`` and ``exact_slack`` compute the same function; the float one only guides the search, so its
@@ -19,6 +29,9 @@ Assumptions, and why:
 * Box bounds are rational (floats are read as their exact values), so rounded inputs can be clipped exactly.
 * Random restarts plus local descent find violations on sets with interior; a violation only on an equality set
   (say ``x = y``) is reached through the recheck's coarser rationalizations, which snap near-equal floats together.
+* Premises are checked on the float candidates during the search (a guide) and on the exact inputs wherever
+  something is confirmed or kept; a premise must accept Fractions and floats alike.  Checking a premise costs
+  no evaluation; a configuration whose draws keep falling outside is abandoned after a few barren restarts.
 * Every evaluation, float or exact, counts against ``budget`` (and ``per_config``), so a caller sizes the search
   by its run's budget; a recheck is never cut short, so the count may pass the budget by at most
   ``len(LADDER) - 1``.  Shrinking has its own ``shrink_budget``.  Runs are deterministic for a given generator
@@ -73,6 +86,17 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Premise:
+    """A hypothesis of the statement: ``holds(x)`` on an instance (exact or float inputs) says whether ``x`` is
+    one the statement is about.  ``text`` states it in the claim's own quantities, with the constant it is
+    checked at where the claim's premise is asymptotic.  ``sizes_only``: it reads only the sizes."""
+    name: str
+    text: str
+    holds: Callable[[Mapping], bool]
+    sizes_only: bool = False
+
+
+@dataclass(frozen=True)
 class Statement:
     """``slack(x) > 0`` (``strict``) or ``>= 0`` for all ``x``; ``x`` maps each name to its value (an int for a
     size, a number or a tuple for a real, a tuple of ints for a choice), floats for ``slack`` and Fractions
@@ -85,8 +109,19 @@ class Statement:
     choices: tuple[Choice, ...] = ()
     strict: bool = True
     # Inputs tried exactly before any search, as Hypothesis's @example: a violation an earlier search found is
-    # kept here so that every seed and budget rechecks it (the exact recheck, not the declaration, decides).
+    # kept here so that every seed and budget rechecks it (the exact recheck, not the declaration, decides).  An
+    # example outside the premises is no instance of the statement: it is counted as outside and not rechecked.
     examples: tuple[Mapping, ...] = ()
+    # The hypotheses: only instances on which every one holds are searched, confirmed, shrunk or reported.
+    premises: tuple[Premise, ...] = ()
+
+    def failing(self, x: Mapping, sizes_only: bool = False) -> tuple[str, ...]:
+        """The names of the premises ``x`` breaks (only those reading the sizes, if ``sizes_only``)."""
+        return tuple(p.name for p in self.premises if (p.sizes_only or not sizes_only) and not p.holds(x))
+
+    def within(self, x: Mapping) -> bool:
+        """Every premise holds at ``x``."""
+        return all(p.holds(x) for p in self.premises)
 
     def violated(self, s) -> bool:
         return s <= 0 if self.strict else s < 0
@@ -123,13 +158,24 @@ class Unconfirmed:
 
 @dataclass(frozen=True)
 class Counterexample:
-    """The shrunk violating inputs (exact) and their exact slack, the confirmed case it came from, the steps."""
+    """The shrunk violating inputs (exact) and their exact slack, the confirmed case it came from, the steps, and
+    the premises both satisfy (``(name, text)`` pairs, rechecked exactly on the shrunk inputs)."""
     inputs: Mapping
     slack: Fraction
     found_inputs: Mapping
     found_slack: Fraction
     steps: tuple[str, ...]
     evaluations: int
+    premises: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class OutsideViolation:
+    """An exactly confirmed violation at inputs outside the statement's premises: which premises it breaks.  It
+    says where the premises matter; it is never a counterexample of the statement."""
+    inputs: Mapping
+    slack: Fraction
+    broken: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -151,14 +197,27 @@ class SearchResult:
     seconds: float = field(compare=False)
     # The violation came from one of the statement's explicit examples, not from this run's search.
     from_example: bool = False
+    # Candidates outside the premises (not evaluated as leads), size configurations skipped for a premise on the
+    # sizes, and (on request) the first exact violation found outside the premises, which decides nothing.
+    outside: int = 0
+    skipped_configurations: int = 0
+    outside_violation: OutsideViolation | None = None
+    premises: tuple[str, ...] = ()  # the statement's premises, by name
 
     def summary(self) -> str:
+        beyond = ""
+        if self.outside_violation is not None:
+            v = self.outside_violation
+            beyond = (f"; outside the premises ({', '.join(v.broken)} broken) it fails at "
+                      f"{', '.join(f'{k} = {_show(e)}' for k, e in v.inputs.items())}, which decides nothing")
         if self.found:
             shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.counterexample.inputs.items())
-            return f"{self.statement}: fails at {shown}, exact slack {self.counterexample.slack}"
+            return f"{self.statement}: fails at {shown}, exact slack {self.counterexample.slack}" + beyond
+        outside = f", {self.outside} candidates outside the premises" if self.premises else ""
         return (f"{self.statement}: no violation in {self.evaluations} float and {self.exact_evaluations} exact "
                 f"evaluations, {self.restarts} restarts over {len(self.configurations)} size configurations "
-                f"({self.float_only} float violations not confirmed); least slack {self.least_slack:.3g}")
+                f"({self.float_only} float violations not confirmed{outside}); least slack {self.least_slack:.3g}"
+                + beyond)
 
 
 def _dim(spec: Dim, sizes: Sizes) -> int:
@@ -207,9 +266,11 @@ def _rationalized(st: Statement, x: Mapping, limit: int | None) -> dict:
     return _with_flat(st, x, [min(max(v, a), b) for v, a, b in zip(z, lo, hi)])
 
 
-def recheck(st: Statement, x: Mapping) -> Recheck:
+def recheck(st: Statement, x: Mapping, inside: bool = True) -> Recheck:
     """Exact slack on ``x`` rationalized ever more coarsely (:data:`LADDER`); confirmed at the first
-    rationalization that violates.  If none does, the verdict reports the finest one: "the same inputs"."""
+    rationalization that violates and satisfies every premise exactly (``inside``; with ``inside=False``, at
+    the first that violates and breaks one, for reporting a violation outside the premises).  If none does,
+    the verdict reports the finest one: "the same inputs"."""
     first, tried = None, []
     for limit in LADDER:
         y = _rationalized(st, x, limit)
@@ -217,7 +278,7 @@ def recheck(st: Statement, x: Mapping) -> Recheck:
             continue
         tried.append(y)
         s = _fraction(st.exact_slack(y))
-        if st.violated(s):
+        if st.violated(s) and st.within(y) == inside:
             return Recheck(True, y, s, limit, len(tried))
         first = first or Recheck(False, y, s, limit, 0)
     return Recheck(False, first.inputs, first.slack, first.max_denominator, len(tried))
@@ -233,13 +294,27 @@ class _FloatViolation(Exception):
         self.x, self.s = x, s
 
 
+class _OutsideLead(Exception):
+    def __init__(self, x, s):
+        super().__init__()
+        self.x, self.s = x, s
+
+
+# Draws per restart before a restart counts as barren (its draws all outside the premises), and barren restarts
+# before a configuration is abandoned: checking a premise costs no evaluation, so without these a configuration
+# whose premises (almost) never hold would spin.
+DRAWS = 200
+BARREN = 3
+
+
 class _Run:
     """One search's state: the generator, the counters, the least slack seen, the rejected float leads."""
 
-    def __init__(self, st: Statement, rng: np.random.Generator, budget: int):
+    def __init__(self, st: Statement, rng: np.random.Generator, budget: int, report_outside: bool = False):
         self.st, self.rng, self.budget, self.limit = st, rng, budget, budget
-        self.evals = self.exact = self.restarts = self.float_only = 0
+        self.evals = self.exact = self.restarts = self.float_only = self.outside = 0
         self.least, self.least_at, self.unconfirmed = math.inf, None, []
+        self.report_outside, self.outside_violation = report_outside, None
 
     @property
     def spent(self) -> int:
@@ -248,6 +323,16 @@ class _Run:
     def eval(self, x: Mapping) -> float:
         if self.spent >= self.limit:
             raise _Exhausted
+        if self.st.premises and not self.st.within(x):
+            # Not an instance of the statement: no lead, no least slack.  Only when asked, and until one is
+            # confirmed, is its slack looked at, to report a violation outside the premises.
+            self.outside += 1
+            if self.report_outside and self.outside_violation is None:
+                self.evals += 1
+                s = float(self.st.slack(x))
+                if not math.isnan(s) and self.st.violated(s):
+                    raise _OutsideLead(x, s)
+            return math.inf
         self.evals += 1
         s = float(self.st.slack(x))
         if math.isnan(s):  # outside the statement's domain: neither a lead nor a least slack
@@ -258,7 +343,7 @@ class _Run:
             self.least, self.least_at = s, x
         return s
 
-    def draw(self, sizes: Sizes) -> dict:
+    def _draw_once(self, sizes: Sizes) -> dict:
         x = dict(sizes)
         for r in self.st.reals:
             lo, hi = float(_bound(r.lo, sizes)), float(_bound(r.hi, sizes))
@@ -268,6 +353,17 @@ class _Run:
             x[c.name] = tuple(int(v) for v in self.rng.integers(0, _dim(c.values, sizes), _dim(c.length, sizes)))
         return x
 
+    def draw(self, sizes: Sizes) -> dict:
+        """A random point of the space; with premises, the first of up to :data:`DRAWS` draws inside them
+        (rejection sampling), else the last one drawn."""
+        x = self._draw_once(sizes)
+        for _ in range(DRAWS - 1 if self.st.premises else 0):
+            if self.st.within(x):
+                break
+            self.outside += 1
+            x = self._draw_once(sizes)
+        return x
+
     def config(self, sizes: Sizes, per_config: int, restarts: int, seed: Mapping | None = None) -> Recheck | None:
         """Restarts at one size configuration until ``per_config`` evaluations are spent; the first confirmed
         violation, or None."""
@@ -275,25 +371,33 @@ class _Run:
         # A configuration with nothing free is one point: evaluating it again teaches nothing.
         fixed = all(a == b for a, b in zip(*self.st.box(sizes))) and all(
             _dim(c.length, sizes) == 0 or _dim(c.values, sizes) <= 1 for c in self.st.choices)
-        while self.spent < end:
+        barren = 0
+        while self.spent < end and barren < BARREN:
             self.restarts += 1
             self.limit = min(end, self.spent + max(1, per_config // restarts))
             x = seed if seed is not None else self.draw(sizes)
-            seed = None
+            seed, before = None, self.spent
             try:
                 self.descend(x)
             except _Exhausted:
                 pass
+            except _OutsideLead as v:
+                check = recheck(self.st, v.x, inside=False)
+                self.exact += check.evaluations
+                if check.confirmed:
+                    self.outside_violation = OutsideViolation(check.inputs, check.slack,
+                                                              self.st.failing(check.inputs))
             except _FloatViolation as v:
                 check = recheck(self.st, v.x)
                 self.exact += check.evaluations
-                if float(check.slack) < self.least:
+                if float(check.slack) < self.least and self.st.within(check.inputs):
                     self.least, self.least_at = float(check.slack), check.inputs
                 if check.confirmed:
                     return check
                 self.float_only += 1
                 if len(self.unconfirmed) < 10:
                     self.unconfirmed.append(Unconfirmed(v.x, v.s, check.slack))
+            barren = barren + 1 if self.spent == before else 0
             if fixed:
                 break
         return None
@@ -377,26 +481,35 @@ def configurations(st: Statement) -> list[dict]:
 
 
 def search(st: Statement, rng: np.random.Generator, *, budget: int = 2000, per_config: int | None = None,
-           restarts: int = 4, configs: list[Mapping] | None = None, shrink_budget: int = 500) -> SearchResult:
+           restarts: int = 4, configs: list[Mapping] | None = None, shrink_budget: int = 500,
+           report_outside: bool = False) -> SearchResult:
     """Search ``configs`` (default: all, smallest first) for a violation and shrink the first one confirmed.
 
-    Each configuration gets ``per_config`` evaluations (default: an even share of ``budget``, at least 100),
-    split over at least ``restarts`` local descents, until ``budget`` is spent; so with many configurations
-    only the smallest are reached, which is where a shrunk counterexample would live anyway.  The first
-    confirmed violation ends the search and is shrunk with ``shrink_budget`` evaluations; a result without
-    one reports the effort and the least slack seen, which bound nothing."""
+    Each configuration gets ``per_config`` evaluations (default: an even share of ``budget`` over the
+    configurations inside the premises on the sizes, at least 100), split over at least ``restarts`` local
+    descents, until ``budget`` is spent; so with many configurations only the smallest are reached, which is
+    where a shrunk counterexample would live anyway.  A configuration outside a premise on the sizes is skipped
+    (counted).  The first confirmed violation inside the premises ends the search and is shrunk with
+    ``shrink_budget`` evaluations; a result without one reports the effort and the least slack seen inside the
+    premises, which bound nothing.  ``report_outside``: also look at candidates outside the premises and report
+    the first exact violation there (:class:`OutsideViolation`), which decides nothing."""
     started = time.perf_counter()
     configs = configurations(st) if configs is None else [dict(c) for c in configs]
-    per_config = per_config or max(budget // max(1, len(configs)), min(budget, 100))
-    run, tried, found, cex = _Run(st, rng, budget), [], None, None
+    inside = [c for c in configs if not st.failing(c, sizes_only=True)]
+    skipped = len(configs) - len(inside)
+    per_config = per_config or max(budget // max(1, len(inside)), min(budget, 100))
+    run, tried, found, cex = _Run(st, rng, budget, report_outside), [], None, None
     for example in st.examples:
+        if not st.within(example):  # an example outside the premises is no instance of the statement
+            run.outside += 1
+            continue
         check = recheck(st, example)
         run.exact += check.evaluations
         if check.confirmed:
             found = check
             break
     from_example = found is not None
-    for sizes in configs if found is None else ():
+    for sizes in inside if found is None else ():
         if run.spent >= budget:
             break
         tried.append(sizes)
@@ -407,7 +520,8 @@ def search(st: Statement, rng: np.random.Generator, *, budget: int = 2000, per_c
         cex = shrink(st, found.inputs, rng, budget=shrink_budget)
     return SearchResult(st.name, found is not None, run.evals, run.exact, run.restarts, tuple(tried), budget,
                         run.least, run.least_at, cex, run.float_only, tuple(run.unconfirmed),
-                        time.perf_counter() - started, from_example)
+                        time.perf_counter() - started, from_example, run.outside, skipped, run.outside_violation,
+                        tuple(p.name for p in st.premises))
 
 
 def _key(st: Statement, x: Mapping) -> tuple:
@@ -496,12 +610,14 @@ def shrink(st: Statement, inputs: Mapping, rng: np.random.Generator, *, budget: 
     slack = _fraction(st.exact_slack(x))
     if not st.violated(slack):
         raise ValueError(f"{st.name}: inputs do not violate exactly (slack {slack})")
+    if st.failing(x):
+        raise ValueError(f"{st.name}: inputs break the premises {', '.join(st.failing(x))}")
     found_inputs, found_slack, steps, used = dict(x), slack, [], 1
 
     def attempt(label, y, detail=True):
         nonlocal x, slack, used
-        if used >= budget or y == x or _key(st, y) >= _key(st, x):
-            return False
+        if used >= budget or y == x or _key(st, y) >= _key(st, x) or not st.within(y):
+            return False  # a step must simplify and stay inside the premises
         used += 1
         s = _fraction(st.exact_slack(y))
         if st.violated(s):
@@ -516,6 +632,8 @@ def shrink(st: Statement, inputs: Mapping, rng: np.random.Generator, *, budget: 
         for size in st.sizes:
             for value in range(size.lo, x[size.name]):
                 sizes = {s.name: x[s.name] for s in st.sizes} | {size.name: value}
+                if st.failing(sizes, sizes_only=True):
+                    continue  # a size outside the premises: no instance of the statement there
                 label = f"{size.name}: {x[size.name]} -> {value}"
                 if attempt(f"{label} (projected)", _projected(st, x, sizes), detail=False):
                     changed = True
@@ -528,4 +646,6 @@ def shrink(st: Statement, inputs: Mapping, rng: np.random.Generator, *, budget: 
                     break
         for label, transform in _simpler(st, x):
             changed = attempt(label, transform(x)) or changed
-    return Counterexample(x, slack, found_inputs, found_slack, tuple(steps), used)
+    assert st.within(x), "the shrinker keeps only steps inside the premises"
+    return Counterexample(x, slack, found_inputs, found_slack, tuple(steps), used,
+                          tuple((p.name, p.text) for p in st.premises))

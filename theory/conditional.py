@@ -139,6 +139,7 @@ class Violation:
     rhs: Fraction
     sequences_checked: int
     sequences_violating: int
+    premises: tuple[str, ...] = ()  # the premises every sequence searched satisfies (empty: all sequences)
 
     def describe(self) -> str:
         rounds = ", ".join(f"n_{i + 1}={n + 1}->m_{i + 1}={m + 1}" for i, (n, m) in enumerate(zip(self.tasks, self.chosen)))
@@ -147,7 +148,8 @@ class Violation:
                 f"w = {', '.join('(' + ', '.join(w) + ')' for w in self.W)}, horizon {self.horizon}{t1}; "
                 f"sequence {rounds}: exact E[. | routing] "
                 f"= {self.lhs} against the right-hand side {self.rhs} (difference {self.rhs - self.lhs}); "
-                f"{self.sequences_violating} of {self.sequences_checked} sequences of this length violate it")
+                f"{self.sequences_violating} of {self.sequences_checked} sequences of this length violate it"
+                + (f" (sequences searched: {'; '.join(self.premises)})" if self.premises else ""))
 
 
 def _sequences(N: int, M: int, T: int):
@@ -155,8 +157,28 @@ def _sequences(N: int, M: int, T: int):
         yield pairs[0::2], pairs[1::2]
 
 
+# What ``smallest_violation(..., premises=True)`` restricts the sequences to: Theorem 1's exploration and expert
+# sets, as the routings the statement is about (the caller's sizes keep M > N).
+PREMISES = ("T1 >= M (T1 = ceil(M / eta), eta <= 1)",
+            "every expert routed at least one round during exploration (Lemma 8's balanced exploration)",
+            "after T1 every expert serves one task only (Proposition 1's expert sets)")
+PREFIX = ("rounds 1..t a prefix of an exploration phase T1 >= max(t, M) whose later rounds may route the experts "
+          "still unused (every sequence qualifies)",)
+
+
+def _inside(chosen, tasks, M: int, T1: int | None) -> bool:
+    """The sequence satisfies :data:`PREMISES` (T1 None: rounds 1..t of an exploration phase T1 >= max(t, M),
+    whose later rounds may use the experts still unused, so every prefix qualifies)."""
+    if T1 is None:
+        return True
+    served: dict = {}
+    return (T1 >= M and set(chosen[:T1]) == set(range(M))
+            and all(served.setdefault(m, n) == n for n, m in zip(tasks[T1:], chosen[T1:])))
+
+
 def smallest_violation(bound: str, N: int = 2, M: int = 3, d: int = 2, s: int = 1, max_horizon: int = 4,
-                       W: Sequence[Vector] | None = None, exceeds: bool = False) -> Violation | None:
+                       W: Sequence[Vector] | None = None, exceeds: bool = False,
+                       premises: bool = False) -> Violation | None:
     """The first (shortest, then lexicographically first) sequence on which ``bound`` fails.
 
     ``bound`` is ``"eq19"`` (strict <, at t = horizon <= T1 = horizon), ``"late"``
@@ -164,7 +186,10 @@ def smallest_violation(bound: str, N: int = 2, M: int = 3, d: int = 2, s: int = 
     T = horizon, T1 = horizon).  Exhaustive over all N^T M^T sequences of each
     length, shortest first, so what it returns cannot be shrunk in length.
     With ``exceeds`` a bound fails only where the left side is strictly
-    larger (not merely equal, which already breaks a strict ``<``).
+    larger (not merely equal, which already breaks a strict ``<``).  With ``premises`` only the sequences
+    inside :data:`PREMISES` count (eq. (20) then also tries every T1 = M..T, the late identity needs
+    T1 = horizon - 1 >= M; eq. (19)'s rounds 1..t are a prefix of an exploration that may use the remaining
+    experts later, so its sequences are all inside).
     """
     if W is None:  # orthonormal ground truths: S = 1, D = 2 (N - 1) / N
         W = [tuple(Fraction(int(i == n)) for i in range(max(d, N))) for n in range(N)]
@@ -172,29 +197,40 @@ def smallest_violation(bound: str, N: int = 2, M: int = 3, d: int = 2, s: int = 
     r = 1 - Fraction(s, d)
     S, D = pool_constants(W)
     first_horizon = 3 if bound == "late" else 2 if bound == "eq19" else 1
+    if premises and bound == "late":
+        first_horizon = max(first_horizon, M + 1)
     for T in range(first_horizon, max_horizon + 1):
         found, checked, violating = None, 0, 0
         for tasks, chosen in _sequences(N, M, T):
-            errs = conditional_errors(W, tasks, chosen, M, r)
             if bound == "eq19":
-                lhs, rhs, T1 = errs.forgetting[T - 1], eq19_rhs(chosen, M, T, r, S, D), None
-                fails = lhs > rhs if exceeds else not lhs < rhs
+                T1s = (None,)
             elif bound == "eq20":
-                lhs, rhs, T1 = errs.generalization[T - 1], eq20_rhs(chosen, M, T, r, S, D), T
-                fails = lhs > rhs if exceeds else not lhs < rhs
+                T1s = range(M, T + 1) if premises else (T,)
             elif bound == "late":
-                T1 = T - 1
-                lhs, rhs = errs.forgetting[T - 1], Fraction(T1 - 1, T - 1) * errs.forgetting[T1 - 1]
-                fails = lhs != rhs
+                T1s = (T - 1,)
             else:
                 raise ValueError(f"bound must be eq19, eq20 or late, got {bound!r}")
-            checked += 1
-            if fails:
-                violating += 1
-                if found is None:
-                    found = (tasks, chosen, lhs, rhs, T1)
+            for T1 in T1s:
+                if premises and not _inside(chosen, tasks, M, T1):
+                    continue
+                errs = conditional_errors(W, tasks, chosen, M, r)
+                if bound == "eq19":
+                    lhs, rhs = errs.forgetting[T - 1], eq19_rhs(chosen, M, T, r, S, D)
+                    fails = lhs > rhs if exceeds else not lhs < rhs
+                elif bound == "eq20":
+                    lhs, rhs = errs.generalization[T - 1], eq20_rhs(chosen, M, T1, r, S, D)
+                    fails = lhs > rhs if exceeds else not lhs < rhs
+                else:
+                    lhs, rhs = errs.forgetting[T - 1], Fraction(T1 - 1, T - 1) * errs.forgetting[T1 - 1]
+                    fails = lhs != rhs
+                checked += 1
+                if fails:
+                    violating += 1
+                    if found is None:
+                        found = (tasks, chosen, lhs, rhs, T1)
         if found is not None:
             tasks, chosen, lhs, rhs, T1 = found
             return Violation(bound, N, M, d, s, tuple(tuple(str(x) for x in w) for w in W), tuple(tasks),
-                             tuple(chosen), T, T1, lhs, rhs, checked, violating)
+                             tuple(chosen), T, T1, lhs, rhs, checked, violating,
+                             (PREFIX if bound == "eq19" else PREMISES) if premises else ())
     return None

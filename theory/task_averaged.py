@@ -211,3 +211,36 @@ def search_eq20(W: Sequence[Vector], law: str = "sets", M: int = 3, d: int = 2, 
             break
     return TaskAveragedSearch(law, N, M, d, s, tuple(tuple(str(x) for x in w) for w in W), S, D, max_horizon,
                               tuple(checked), violation, violating, tuple(tightest), closed_ok)
+
+
+def task_averaged_by_linearity(W: Sequence[Vector], chosen: Sequence[int], r: Fraction, T1: int,
+                               sigma: dict[int, int]) -> Fraction:
+    """E[G_T | routing, sigma] of :func:`task_averaged_generalization`, in O(T^2) instead of N^T1 sequences.
+
+    An expert routed in rounds j_1 < ... < j_L ends, for a target task n, at
+    E||w - w_n||^2 = r^L ||w_n||^2 + sum_i (1 - r) r^(L - i) ||w_(n_(j_i)) - w_n||^2 (eq. (42)'s recursion
+    unrolled from w = 0), which is linear in the gaps, so G_T's expectation over the independent uniform
+    exploration tasks takes each gap's expectation: 0 for a round against itself; D for two exploration
+    rounds; (1/N) sum_a ||w_a - w_sigma||^2 between an exploration round and a later one of task sigma; and
+    ||w_sigma - w_sigma'||^2 for two later rounds (0 on one expert, which serves one task).  ``sigma``: the task
+    of each expert routed after T1.  Exact; tests check it against the enumeration."""
+    N, T = len(W), len(chosen)
+    zero = tuple(Fraction(0) for _ in W[0])
+    norm = [_sq(zero, w) for w in W]
+    gap = [[_sq(W[a], W[b]) for b in range(N)] for a in range(N)]
+    S, D = sum(norm, Fraction(0)) / N, pool_constants(W)[1]
+    to = [sum(gap[a][b] for a in range(N)) / N for b in range(N)]  # mean gap of a uniform task to task b
+    task = [None if j < T1 else sigma[chosen[j]] for j in range(T)]  # None: uniform exploration task
+    rounds = {m: [j for j in range(T) if chosen[j] == m] for m in set(chosen)}
+    total = Fraction(0)
+    for tau in range(T):
+        own = rounds[chosen[tau]]
+        L = len(own)
+        total += r ** L * (S if task[tau] is None else norm[task[tau]])
+        for i, j in enumerate(own, start=1):
+            if j == tau:
+                continue
+            a, b = task[j], task[tau]
+            g = (D if a is None and b is None else to[b] if a is None else to[a] if b is None else gap[a][b])
+            total += (1 - r) * r ** (L - i) * g
+    return total / T

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import sympy
 
-from moecl_verify.checks.search import Choice, Real, Size, Statement, recheck, search, shrink
+from moecl_verify.checks.search import Choice, Premise, Real, Size, Statement, recheck, search, shrink
 
 
 def _l1(v) -> object:
@@ -251,3 +251,84 @@ def test_an_explicit_example_is_rechecked_first_and_decides_only_if_it_violates_
     # an example that does not violate is no finding: the search goes on as without it
     wrong = search(_spike(({"x": Fraction(1, 2)},)), np.random.default_rng(0), budget=300)
     assert not wrong.found and not wrong.from_example and wrong.exact_evaluations >= 1
+
+
+# ------------------------------------------------------------------------------------------------ premises
+
+
+def _half(x):
+    return x["x"] - Fraction(1, 2) if isinstance(x["x"], Fraction) else x["x"] - 0.5
+
+
+AT_LEAST_HALF = Premise("x >= 1/2", "x is at least 1/2", lambda x: x["x"] >= Fraction(1, 2))
+# "x >= 1/2" stated for x in [-1, 1] with the premise x >= 1/2: true on its premise, false on half the box.
+INSIDE_ONLY = Statement("x >= 1/2 given x >= 1/2", slack=lambda x: float(_half(x)), exact_slack=_half,
+                        reals=(Real("x"),), strict=False, premises=(AT_LEAST_HALF,))
+
+
+def test_a_statement_whose_only_violations_lie_outside_its_premises_is_not_refuted():
+    without = search(Statement("x >= 1/2", slack=lambda x: float(_half(x)), exact_slack=_half, reals=(Real("x"),),
+                               strict=False), np.random.default_rng(0), budget=300)
+    assert without.found  # the same inequality without its premise fails (three quarters of the box)
+    result = search(INSIDE_ONLY, np.random.default_rng(0), budget=300)
+    assert not result.found and result.counterexample is None and result.outside > 0
+    assert result.least_slack >= 0 and result.least_at["x"] >= 0.5  # the least slack is one seen inside
+    assert result.outside_violation is None and result.premises == ("x >= 1/2",)
+    assert "outside the premises" in result.summary()
+
+
+def test_a_violation_outside_the_premises_is_reported_as_such_and_decides_nothing():
+    result = search(INSIDE_ONLY, np.random.default_rng(0), budget=300, report_outside=True)
+    assert not result.found
+    v = result.outside_violation
+    assert v is not None and v.broken == ("x >= 1/2",)
+    assert v.inputs["x"] < Fraction(1, 2) and v.slack == v.inputs["x"] - Fraction(1, 2) < 0  # exact, by hand
+    assert "outside the premises (x >= 1/2 broken)" in result.summary()
+
+
+def test_an_example_outside_the_premises_is_not_an_instance():
+    st = Statement("ex", slack=lambda x: float(_half(x)), exact_slack=_half, reals=(Real("x"),), strict=False,
+                   premises=(AT_LEAST_HALF,), examples=({"x": Fraction(0)},))
+    result = search(st, np.random.default_rng(0), budget=100)
+    assert not result.found and not result.from_example
+
+
+def _unused(x) -> Fraction:
+    return len(set(x["m"])) - x["M"] + Fraction(1, 2)
+
+
+EXPLORED = Premise("T >= M", "at least one round per expert", lambda x: x["T"] >= x["M"], sizes_only=True)
+FIRST = Premise("m_1 = 1", "the first round goes to expert 1", lambda x: x["m"][0] == 1)
+# "a routing uses every expert" again, now given T >= M and m_1 = 1: the shrinker alone would go to M = 2, T = 1
+# (first test of ALL_USED above), which breaks the first premise, and m = (0, ...) breaks the second.
+GIVEN = Statement("every expert used, given T >= M", slack=_unused, exact_slack=_unused,
+                  sizes=(Size("M", 1, 3), Size("T", 1, 4)), choices=(Choice("m", "T", "M"),),
+                  premises=(EXPLORED, FIRST))
+
+
+def test_search_and_shrinking_stay_inside_the_premises_and_the_counterexample_records_them():
+    result = search(GIVEN, np.random.default_rng(2), budget=400, configs=[{"M": 3, "T": 4}, {"M": 3, "T": 2}])
+    assert result.skipped_configurations == 1  # T = 2 < M = 3: a configuration outside a premise on the sizes
+    cex = result.counterexample
+    assert result.found and cex.found_inputs["M"] == 3
+    # The smallest case inside: M = 2, T = 2 (T >= M), m_1 = 1, so both rounds on expert 1 (by hand: 1 - 2 + 1/2).
+    assert cex.inputs == {"M": 2, "T": 2, "m": (1, 1)} and cex.slack == Fraction(-1, 2)
+    assert [name for name, _ in cex.premises] == ["T >= M", "m_1 = 1"]
+    assert all(p.holds(cex.inputs) for p in GIVEN.premises) and all(p.holds(cex.found_inputs) for p in GIVEN.premises)
+    with pytest.raises(ValueError, match="premises"):
+        shrink(GIVEN, {"M": 2, "T": 1, "m": (0,)}, np.random.default_rng(0))
+
+
+def test_the_default_configurations_skip_those_outside_a_premise_on_the_sizes():
+    result = search(GIVEN, np.random.default_rng(2), budget=400)
+    assert all(c["T"] >= c["M"] for c in result.configurations)
+    assert result.skipped_configurations == sum(1 for m in range(1, 4) for t in range(1, 5) if t < m) == 3
+    assert result.found and result.counterexample.inputs == {"M": 2, "T": 2, "m": (1, 1)}
+
+
+def test_a_recheck_confirms_only_a_rationalization_inside_the_premises():
+    # x = 0.5 - 1e-12: its own rational violates but lies outside the premise; the coarser ones round to 1/2,
+    # inside, where the slack is 0 and the non-strict bound holds. So nothing inside is confirmed.
+    check = recheck(INSIDE_ONLY, {"x": 0.5 - 1e-12})
+    assert not check.confirmed
+    assert recheck(INSIDE_ONLY, {"x": 0.5 - 1e-12}, inside=False).confirmed

@@ -44,3 +44,21 @@ def test_rational_and_float_oracles_agree(rounds, entries):
     approx = float_oracle(W, np.array([tasks]), np.array([chosen]), 4, 0.4)
     np.testing.assert_allclose(approx["generalization"][0], [float(g) for g in exact.generalization], atol=1e-12)
     np.testing.assert_allclose(approx["forgetting"][0, 1:], [float(f) for f in exact.forgetting[1:]], atol=1e-12)
+
+
+def test_inside_the_premises_the_shortest_violations_are_other_ones():
+    """Only sequences inside Theorem 1's premises (T1 >= M, every expert explored, one task per expert after T1):
+    one expert taking every round no longer counts."""
+    early = smallest_violation("eq19", exceeds=True, premises=True)
+    # rounds 1-2 are the start of an exploration that may route expert 3 later: the same case as without premises
+    assert (early.horizon, early.tasks, early.chosen, early.lhs, early.rhs) == (2, (0, 1), (0, 0), Fraction(3, 4), 0)
+    # eq. (20) with every expert explored: up to four rounds no sequence exceeds the bound (the 25/24 case of one
+    # expert taking tasks 1, 1, 2 lies outside)
+    assert smallest_violation("eq20", exceeds=True, premises=True) is None
+    late = smallest_violation("late", premises=True)
+    # T1 = 3 = M, every expert explored in rounds 1-3, by hand: tasks 1, 1, 1 on experts 1, 2, 3, then task 1 on
+    # expert 1 again. E[F_3] = 0 (each expert has only its own task); at t = 4 expert 1's error on task 1 goes from
+    # r = 1/2 to r^2 = 1/4, so F_4 = (1/4 - 1/2) / 3 = -1/12 against (T1 - 1)/(t - 1) E[F_3] = 0
+    assert (late.horizon, late.T1, late.tasks, late.chosen) == (4, 3, (0, 0, 0, 0), (0, 1, 2, 0))
+    assert (late.lhs, late.rhs) == (Fraction(-1, 12), 0) and late.premises
+    assert set(late.chosen[:late.T1]) == {0, 1, 2}
