@@ -103,8 +103,10 @@ def text(strength: str, note: str = "") -> str:
 
 
 def short(strength: str, note: str = "") -> str:
-    """The words beside a name in a list ("Monte Carlo" for the label that says "at the stated configuration")."""
-    return "Monte Carlo" if strength == "monte_carlo" and not note else text(strength, note)
+    """The words beside a name in a list or a table cell: the label alone ("Monte Carlo" for the one that says
+    "at the stated configuration"); the reading or what to check is named once, in the finding's own sentence
+    (:func:`text`), so that a table does not repeat it in every cell."""
+    return "Monte Carlo" if strength == "monte_carlo" else STRENGTH_LABELS[strength]
 
 
 __all__ = ["CONDITIONAL", "derived", "is_sampled", "of", "of_entries", "settle", "short", "text", "weakest", "words"]

@@ -141,7 +141,7 @@ def test_a_bottom_line_sentence_on_a_reading_says_so_and_never_reads_as_exact():
     assert "exact" not in cause.text
     verdicts = next(s for s in bottom_line.sentences(run) if s.kind == "verdicts")
     # Lemma 3 (in the chain of lemmas) falls on its exact entry, on which the reading slip rests
-    assert "(rests on a reading: the termination rule)" in verdicts.text
+    assert "Corollary 1 (rests on a reading)" in verdicts.text  # the label; the reading is named in its cause's sentence
     assert verdicts.strength == "reading"
     # the same slip undeclared: exact root, and what it breaks through Proposition 1's sampled slip says so
     plain = reading_run(declared=False)
