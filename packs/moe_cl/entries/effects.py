@@ -95,17 +95,23 @@ def generalization_excess(generalization_gap: sp.Expr, T: sp.Symbol, r: sp.Symbo
     return f"at {SETTING} (r = {R_PAPER}, T = {FIG2['T']}), {text}" if lead else text
 
 
+def _excess_by_error(rows) -> dict[str, list[float]]:
+    """Figure 2's 'almost zero' margins past the threshold, by error ("F", "G"): only the cases with Delta < 0
+    (a case below 'almost zero' is not an excess), as positive excesses."""
+    by_error: dict[str, list[float]] = {}
+    for r in rows:
+        for h in r.horizons or ():
+            error = str(h.get("case", "")).split(",")[0]
+            if h.get("observed") is not None and h["observed"] < 0 and error in ("F", "G"):
+                by_error.setdefault(error, []).append(-h["observed"])
+    return by_error
+
+
 def converges_excess(results) -> str:
     """Figure 2's 'almost zero' criterion (Delta = 0.1 E[X_T | M=1] - E[X_T | M]) at the paper's own
     configuration: by how much each error stays above a tenth of the single expert's, over M and pools."""
-    by_error: dict[str, list[float]] = {}
     refuted = [r for r in results if r.verdict == "refuted"]
-    for r in refuted:
-        for h in r.horizons or ():
-            error = str(h.get("case", "")).split(",")[0]
-            # only the cases past 'almost zero' (Delta < 0); a case below it is not an excess
-            if h.get("observed") is not None and h["observed"] < 0 and error in ("F", "G"):
-                by_error.setdefault(error, []).append(-h["observed"])
+    by_error = _excess_by_error(refuted)
     if not by_error:
         return ""
     names = {"F": "forgetting", "G": "generalization error"}
@@ -122,12 +128,7 @@ def converges_sweep(failed, held) -> str:
     zero' in the entries the run rejected at the default scale of v_n (``failed``, read whatever the reconciliation
     across scales made of their verdict: their margins are what was measured), and the scales at which the
     criterion was confirmed (``held``)."""
-    by_error: dict[str, list[float]] = {}
-    for r in failed:
-        for h in r.horizons or ():
-            error = str(h.get("case", "")).split(",")[0]
-            if h.get("observed") is not None and h["observed"] < 0 and error in ("F", "G"):
-                by_error.setdefault(error, []).append(-h["observed"])
+    by_error = _excess_by_error(failed)
     if not by_error:
         return ""
     scale = failed[0].key.constant
