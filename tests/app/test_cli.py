@@ -104,6 +104,7 @@ def test_simulate_json_reports_mean_and_stderr():
     assert doc["rounds"][1]["forgetting_stderr"] > 0
 
 
+@pytest.mark.heavy
 def test_simulate_moe_json_and_plot(tmp_path):
     png = tmp_path / "sim.png"
     proc = cli(

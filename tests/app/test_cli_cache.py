@@ -60,6 +60,7 @@ def test_sigkill_mid_sweep_then_rerun_resumes_and_matches_an_uninterrupted_run(t
     assert (out / "results.json").read_text(encoding="utf-8") == uninterrupted
 
 
+@pytest.mark.heavy
 def test_rerun_reuses_the_claim_or_hits_every_chunk_then_info_and_clear(tmp_path, capsys):
     cache = tmp_path / "cache"
     args = ["run", "--claims", "lemma6", "--budget", "smoke", "--quiet", "--format", "json", "--cache-dir", str(cache)]

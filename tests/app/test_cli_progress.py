@@ -126,6 +126,7 @@ def _entry(claim_id: str, verdict: str, part: str) -> ClaimResult:
                        config={"part": part}, evidence="e", evidence_type="mean")
 
 
+@pytest.mark.heavy
 def test_list_from_shows_each_claims_last_verdicts_aligned(tmp_path, capsys):
     verdicts = {"lemma4": ["refuted", "confirmed", "refuted", "refuted"], "lemma10": ["inconclusive", "confirmed"]}
     results = tuple(_entry(c, v, f"part {i}") for c, vs in verdicts.items() for i, v in enumerate(vs))

@@ -101,12 +101,14 @@ def test_can_encode():
 MAIN = CONFIGURE + "from moecl_verify.cli import main; raise SystemExit(main({args!r}))"
 
 
+@pytest.mark.heavy
 def test_list_of_a_pack_written_in_chinese_on_an_ascii_stdout():
     ran = _python(MAIN.format(args=["list", "--pack", "moe-chapter"]))
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.isascii() and b"aux.frequencies" in ran.stdout and b"Chapter 1.5" in ran.stdout
 
 
+@pytest.mark.heavy
 def test_run_into_a_folder_with_greek_in_its_name_ends_normally(tmp_path):
     # Before: every file was written, then the closing line ("all outputs in .../σ-run/") raised.
     out = tmp_path / "σ-run"

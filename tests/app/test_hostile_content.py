@@ -193,6 +193,7 @@ def _cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.Completed
                           env={**os.environ, **(env or {})}, timeout=600)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", ["60 images", "one digit", "blank images"])
 def test_figure_3_run_on_an_unusable_mnist_folder_stops_in_one_line(place, case):
     # Before: "s = 100 exceeds the smallest task pool (60 images)" and "eta must be finite and > 0, got nan",

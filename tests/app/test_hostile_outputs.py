@@ -84,6 +84,7 @@ def test_a_report_the_user_edited_is_not_overwritten(tmp_path, capsys, results_f
     assert snapshot(out) == before
 
 
+@pytest.mark.heavy
 def test_a_narrower_run_removes_the_earlier_runs_reports_and_names_only_its_own(tmp_path, capsys, results_file):
     out = tmp_path / "report"
     assert _report(capsys, results_file, out, "--format", "md,html,json")[0] == 0

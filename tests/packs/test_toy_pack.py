@@ -77,6 +77,7 @@ def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path
     assert rendered.returncode == 0 and (tmp_path / "again" / "report.md").read_text(encoding="utf-8") == report
 
 
+@pytest.mark.heavy
 def test_an_unknown_pack_is_one_line_and_exit_2(toy_path, tmp_path):
     done = _cli(toy_path, "run", "--pack", "tyo", "--out", str(tmp_path / "o"), cwd=tmp_path)
     assert done.returncode == 2
