@@ -211,7 +211,8 @@ def remainder(records) -> str:
     text = (f"with {left[0].removed} removed, {left[0].quantity} is still {_span([a.ablated for a in left])}"
             + (f" ({_level(left)} intervals {_span(bounds)}, {_cases(left)}" if bounds else f" ({_cases(left)}")
             + (f" of {len(records)}" if len(left) < len(records) else "")
-            + f"), down from {_span([a.baseline for a in left])}")
+            + f"), down from {_span([a.baseline for a in left])} (at most what this cause can explain: no run "
+            "removed it alone)")
     return text
 
 

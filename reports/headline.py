@@ -220,19 +220,25 @@ def _resolution(res) -> str:
 def entry_strength(run: RunResult, res) -> tuple[str, str]:
     """How sure a verdict on one entry is: exact or Monte Carlo by its evidence, weakened to a reading or a possible
     transcription artifact where a slip resting on the entry declares one (checks/strength.py)."""
-    declared = [strength.of(s, run.results) for s in run.slips
-                if s.strength in strength.CONDITIONAL and res.key in s.entries]
+    on = [s for s in run.slips if res.key in s.entries]
+    # A possible transcription artifact weakens a refutation only when it is its sole explanation: where another
+    # slip on the same entry holds whatever the original printed (say a step of the derivation), the entry
+    # falls either way.  A reading is kept: the measurement itself was made under it.
+    unconditional = any(s.strength not in strength.CONDITIONAL for s in on)
+    declared = [strength.of(s, run.results) for s in on if s.strength in strength.CONDITIONAL
+                and not (s.strength == "transcription" and unconditional)]
     return strength.weakest([(strength.of_entries([res]), ""), *declared])
 
 
 def verdict_strength(run: RunResult, statement, verdict: str, decisive_key=None) -> tuple[str, str]:
-    """How sure a line's (or a part's) verdict on its statement entries is: a line that falls is as sure as the
-    refutation it quotes (``decisive_key``; without one, its surest refutation), a line that stands or is partly
-    confirmed as its least sure confirmation; ``("", "")`` for a line nothing decided."""
+    """How sure a line's (or a part's) verdict on its statement entries is: a line that falls is as sure as its
+    surest refutation (one sure refutation is enough to make it fall, whichever the line quotes: a refutation that
+    may be a transcription artifact beside one that is not leaves the line falling either way), a line that stands
+    or is partly confirmed as its least sure confirmation; ``("", "")`` for a line nothing decided.
+    ``decisive_key`` is kept for callers that name the quoted entry; it does not weaken the line."""
     if verdict in (FALLS, DEPENDS):
         refuted = [r for r in statement if r.verdict == "refuted"]
-        quoted = [r for r in refuted if r.key == decisive_key] or refuted
-        found = [entry_strength(run, r) for r in quoted]
+        found = [entry_strength(run, r) for r in refuted]
         return min(found, key=lambda s: strength.STRENGTHS.index(s[0])) if found else ("", "")
     if verdict in (STANDS, PARTLY):
         return strength.weakest(entry_strength(run, r) for r in statement if r.verdict == "confirmed")

@@ -205,3 +205,35 @@ def test_diff_reports_a_changed_strength_but_not_one_a_file_never_recorded():
     for s in old["slips"]:
         s.pop("strength"), s.pop("strength_note", None)
     assert not any(c.field.startswith("strength") for c in diff.compare(old, new).text)
+
+
+def test_a_possible_transcription_artifact_weakens_a_refutation_only_where_it_is_its_sole_explanation():
+    from moecl_verify.reports import headline
+
+    sampled = entry("prop4.forgetting", "refuted", "criterion", part="a")
+    artifact = slip("coefficient", sampled, strength="transcription", strength_note="a displaced superscript")
+    # alone, the refutation may be the transcription's: the entry is no surer than the artifact
+    alone = run_of(sampled, slips=[artifact])
+    assert headline.entry_strength(alone, sampled) == ("transcription", "a displaced superscript")
+    # with a second slip on the same entry that holds whatever the original printed, the entry falls either way
+    step = slip("derivation step", sampled)
+    both = run_of(sampled, slips=strength.settle([artifact, step], [sampled]))
+    assert headline.entry_strength(both, sampled)[0] == "monte_carlo"
+    # a reading is kept: the measurement itself was made under it
+    reading = slip("rule", sampled, strength="reading", strength_note="the termination rule")
+    kept = run_of(sampled, slips=strength.settle([reading, step], [sampled]))
+    assert headline.entry_strength(kept, sampled) == ("reading", "the termination rule")
+
+
+def test_a_line_that_falls_is_as_sure_as_its_surest_refutation():
+    from moecl_verify.reports import headline
+
+    printed = entry("prop4.forgetting", "refuted", "criterion", part="a")
+    other = entry("prop4.generalization", "refuted", "criterion", part="b")
+    artifact = slip("coefficient", printed, strength="transcription", strength_note="a displaced superscript")
+    run = run_of(printed, other, slips=strength.settle([artifact], [printed, other]))
+    # the line quotes the first refutation, but the second, which no artifact explains, makes it fall anyway
+    assert headline.verdict_strength(run, [printed, other], headline.FALLS, printed.key)[0] == "monte_carlo"
+    # with only the possible artifact refuting, the line is no surer than it
+    alone = run_of(printed, slips=[artifact])
+    assert headline.verdict_strength(alone, [printed], headline.FALLS, printed.key)[0] == "transcription"

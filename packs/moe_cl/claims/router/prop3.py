@@ -230,15 +230,15 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
         out.append(Slip(
             id="prop3.routing_outside_sets",
             strength="reading", strength_note=texts.READING_TERMINATION,
-            summary="The gate freezes a few rounds after exploration, before the expert sets separate, so tasks "
-            "keep being routed outside their sets",
+            summary="After the gate freezes, a few rounds after exploration, tasks keep being routed outside their "
+            "expert sets",
             entries=keys_of(outside),
             location="Section 4, Proposition 3; Appendix G (property 1 of the proof)",
             slip_class="false statement",
             stated="after T2 the router chooses each expert of M_{n_t} with probability 1/|M_{n_t}|; these "
             "probabilities sum to 1, so no task is routed outside M_{n_t} (the proof: between-set gaps are "
             "Theta(sigma0^0.75), far above the routing noise)",
-            holds="Algorithm 1's gate freezes a few rounds after T1, before the expert sets separate; after the freeze "
+            holds="Algorithm 1's gate freezes a few rounds after T1; after the freeze "
             f"{share_range(outside, 'outside', 'mean_share_routed_outside')} of tasks are routed outside their eq. "
             "(11) set (by sigma0 and hidden constant), so the event 'no task outside M_{n_t}' has probability near 0",
             evidence=" | ".join(r.evidence for r in outside) + gap,
