@@ -163,8 +163,9 @@ def legacy_key(entry: dict) -> EntryKey:
     ``part`` the old label with a trailing ``c = …`` removed where the entry has a hidden constant and a
     trailing ``pool k`` removed where its pool is k; ``role`` proof step where the old label starts with
     "proof" or contains "proof step", where the claim's id contains ".step", and where a stated entry's label
-    starts with "derived" (the entries schema 2's headline kept out of a statement's verdict), else
-    statement."""
+    starts with "derived" (the entries schema 2's headline kept out of a statement's verdict); sensitivity where
+    the label starts with "sensitivity" (the role came after schema 2, and its labels say so, so that a run
+    rewritten in schema 2's form maps back onto itself); else statement."""
     config = entry.get("config") or {}
     key, _ = EntryKey.of(str(entry.get("id") or "?"), entry.get("form") or "stated",
                          {k: v for k, v in config.items() if k not in ("part", "role")})
@@ -182,7 +183,8 @@ def legacy_key(entry: dict) -> EntryKey:
     lowered = part.lower()
     step = (_LEGACY_STEP_ID in key.claim or lowered.startswith(_LEGACY_STEP_PARTS) or "proof step" in lowered
             or (key.form == "stated" and lowered.startswith("derived")))
-    return replace(key, part=part, role="proof step" if step else "statement")
+    role = "proof step" if step else "sensitivity" if lowered.startswith("sensitivity") else "statement"
+    return replace(key, part=part, role=role)
 
 
 __all__ = ["EntryKey", "FORMS", "ROLES", "legacy_key"]

@@ -131,7 +131,7 @@ def _why(row, roots, run: RunResult | None = None) -> str:
     said = first.summary or bottom_line.first_clause(first.holds, 120)
     text = f"[`{first.id}`](#{slip_anchor(first.id)}): {_cell(said)}"
     return (text + (f" (and {len(causes) - 1} more)" if len(causes) > 1 else "")
-            + bottom_line.label(cause_words(first, roots, run)))
+            + bottom_line.label(cell_words(first, roots, run)))
 
 
 def cause_words(slip, roots, run: RunResult | None) -> str:
@@ -142,6 +142,16 @@ def cause_words(slip, roots, run: RunResult | None) -> str:
     if rc is None or run is None:
         return strength.words(slip, results)
     return bottom_line.cause_strength(rc, run)[1]
+
+
+def cell_words(slip, roots, run: RunResult | None) -> str:
+    """How sure a cause is, in a table cell: the label alone of the least sure of its parts, as the bottom line
+    weighs them (:func:`bottom_line.cause_strength`), e.g. "rests on a reading"; the reading, and which part is
+    less sure, are named in the bottom line's sentence and the slip audit, so that the tables stay short."""
+    rc = next((rc for rc in roots if rc.slip.id == slip.id), None)
+    if rc is None or run is None:
+        return strength.short(*strength.of(slip, run.results if run is not None else ()))
+    return strength.short(*bottom_line.cause_strength(rc, run)[0])
 
 
 def why_causes(row, roots) -> list:
@@ -169,7 +179,7 @@ def _finding(row, roots, run: RunResult | None = None) -> str:
             # the strength after the cell's escapes: its emphasis is markup, not the cause's text
             bits.append(_cell(f"Why: {said} ([`{first.id}`](#{slip_anchor(first.id)})"
                               + (f", and {len(causes) - 1} more" if len(causes) > 1 else "") + ")")
-                        + bottom_line.label(cause_words(first, roots, run)) + ".")
+                        + bottom_line.label(cell_words(first, roots, run)) + ".")
     if row.verdict == headline.NOT_CHECKABLE:
         bits.append(_cell(bottom_line.first_clause(row.evidence, 160) + "."))
     if row.resolution:

@@ -161,9 +161,8 @@ def test_a_lines_why_names_the_cause_of_its_decisive_entry_even_below_a_higher_r
     assert f"`{decisive}`" in cells[3]  # the decisive evidence quotes that entry ...
     # ... and the why names its cause, with how sure it is: eq. (20)'s slip rests on a refuted criterion, sampled;
     # Appendix H's rests on no entry (a reason read off the text), and the eq. (19) slip that breaks Theorem 1
-    # through it on a sampled entry
-    how = ("Monte Carlo at the stated configuration" if not via_derived else
-           "exact; through `thm1.eq19.bound_fails`: Monte Carlo at the stated configuration")
+    # through it on a sampled entry: in a cell, the label of the least sure part alone (Monte Carlo either way)
+    how = "Monte Carlo"
     assert cells[4] == f"[`{other}`](#{anchor}): {summary} (and 1 more) *[{how}]*"
     assert cells[2] == "**falls** (Monte Carlo)"  # the decisive refutation is a criterion
 
@@ -177,7 +176,7 @@ def test_the_why_follows_the_decisive_entry_when_it_changes():
     assert [s.id for s in markdown.why_causes(row, roots)] == [ROOT, other]
     assert markdown._finding(row, roots, run).startswith(
         f"Why: Lemma 3 is false: an expert given its old task moves ([`{ROOT}`](#slip-lemma3-expert_moves), "
-        "and 1 more) *[Monte Carlo at the stated configuration]*.")
+        "and 1 more) *[Monte Carlo]*.")
 
 
 def test_a_line_that_stands_gives_no_why_even_with_causes_in_its_claims():

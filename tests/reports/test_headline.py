@@ -347,7 +347,7 @@ def test_a_result_that_falls_says_why_from_its_root_cause():
     rows = {line.split(" | ")[0].strip("| *"): line for line in text.splitlines() if line.startswith("| **")}
     # its root cause, with how sure it is (Lemma 3's slip rests on a refuted criterion: sampled)
     assert ("[`lemma3.expert_moves`](#slip-lemma3-expert_moves): the expert moves "
-            "*[Monte Carlo at the stated configuration]* |") in rows["Proposition 1"]
+            "*[Monte Carlo]* |") in rows["Proposition 1"]
     assert "details" not in rows["Proposition 1"]
     assert " | – | " in rows["Proposition 4"]  # it stands: nothing to explain
 
