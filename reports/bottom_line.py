@@ -37,7 +37,7 @@ from moecl_verify.reports.document import pack_of
 
 MAX_SENTENCES = 10
 # Root causes named in the bottom line: the few a reader must know; the rest are one click away.
-MAX_CAUSES = 5
+MAX_CAUSES = 4
 # Slip classes that a reader of the bottom line need not see unless the measurements back them.
 TEXT_CLASSES = frozenset({"notation", "transcription"})
 DECIDED = frozenset({"refuted", "confirmed"})

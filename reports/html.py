@@ -39,9 +39,10 @@ h1 { font-size: 1.6em; margin: .2em 0 .3em; }
 h2 { border-bottom: 1px solid #ccc; padding-bottom: .15em; margin: .9em 0 .4em; }
 h1 + p, h2 + ul, h2 + p { margin-top: .4em; }
 li { line-height: 1.35; }
+#bottom-line + h2 + ul li { font-size: 14px; line-height: 1.3; margin-bottom: .15em; }
 h3 { font-size: 1.05em; margin-top: 1.6em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: 13px; display: block; overflow-x: auto; }
-th, td { border: 1px solid #d0d0d0; padding: 2px 6px; vertical-align: top; text-align: left; line-height: 1.35; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px; display: block; overflow-x: auto; }
+th, td { border: 1px solid #d0d0d0; padding: 2px 6px; vertical-align: top; text-align: left; line-height: 1.28; }
 td > strong[class^="v-"] { white-space: nowrap; }
 th { background: #f3f3f3; }
 code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; font-size: 90%; }

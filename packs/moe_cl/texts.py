@@ -44,10 +44,7 @@ ORDER = (
 
 # The readings findings rest on (Slip.strength_note): where the text is silent, a finding holds under the tool's
 # reconstruction only, and says which.
-READING_TERMINATION = ("Algorithm 1's termination rule (sticky convergence marks) and its gate, eqs. (1)-(2), which "
-                       "the text does not give")
-READING_GATE = ("Algorithm 1's gate, eqs. (1)-(2), which the text does not give, and the factor 1/t of the auxiliary "
-                "gradient (Lemma 4's proof prints t)")
-READING_FACTOR = "the factor 1/t of the auxiliary gradient, derived from eq. (7) (Lemma 4's proof prints t)"
-READING_SIGNAL_SCALE = ("the scale of v_n, which the paper does not give (v_n = w_n here), and Algorithm 1's termination "
-                        "rule")
+READING_TERMINATION = "Algorithm 1's termination rule and gate, eqs. (1)-(2), absent from the text"
+READING_GATE = "Algorithm 1's gate, eqs. (1)-(2), absent from the text, and the auxiliary gradient's 1/t"
+READING_FACTOR = "the auxiliary gradient's 1/t, from eq. (7) (Lemma 4's proof prints t)"
+READING_SIGNAL_SCALE = "the unstated scale of v_n (v_n = w_n here) and the termination rule"
