@@ -41,7 +41,8 @@ class Ablation:
     """One cause removed, one quantity measured with and without it, on paired replicates.
 
     ``cause``: the id of the slip whose cause was removed (it may be a slip of another claim, or one a run did
-    not establish); ``removed``: what was removed, in words, which the sentences quote after "removing" and
+    not establish); ``together``: the ids of other causes removed in the same run (a joint removal, which says
+    how much the causes explain between them, not what ``cause`` explains alone); ``removed``: what was removed, in words, which the sentences quote after "removing" and
     "with ... removed"; ``quantity``: what was measured; ``case``: where (the setting's
     parameters, the horizon); ``baseline`` and ``ablated``: the quantity's mean without and with the removal;
     ``difference`` = baseline - ablated, with its ``interval`` at ``level``; ``ablated_interval``: the
@@ -60,10 +61,14 @@ class Ablation:
     level: float = LEVEL
     ablated_interval: tuple[float, float] | None = None
     share_interval: tuple[float, float] | None = None
+    together: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.cause, str) or not self.cause:
             raise ValueError(f"ablation: cause must be a slip id, got {self.cause!r}")
+        object.__setattr__(self, "together", tuple(self.together))
+        if not all(isinstance(c, str) and c and c != self.cause for c in self.together):
+            raise ValueError(f"ablation of {self.cause}: together must name other causes, got {self.together!r}")
         for name in ("interval", "ablated_interval", "share_interval"):
             value = getattr(self, name)
             if value is not None:
@@ -96,8 +101,14 @@ class Ablation:
         low, high = self.ablated_interval if self.ablated_interval is not None else (self.ablated, self.ablated)
         return low > 0 if self.baseline > 0 else high < 0 if self.baseline < 0 else False
 
+    @property
+    def alone(self) -> bool:
+        """Whether this run removed its cause alone (its effect is that cause's), not together with others."""
+        return not self.together
+
     def to_json(self) -> dict:
-        return {"cause": self.cause, "removed": self.removed, "quantity": self.quantity, "case": self.case,
+        return {"cause": self.cause, **({"together": list(self.together)} if self.together else {}),
+                "removed": self.removed, "quantity": self.quantity, "case": self.case,
                 "baseline": self.baseline, "ablated": self.ablated, "difference": self.difference,
                 "interval": list(self.interval), "replicates": self.replicates, "level": self.level,
                 "ablated_interval": None if self.ablated_interval is None else list(self.ablated_interval),
@@ -117,7 +128,7 @@ def _mean_interval(x: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def paired(cause: str, removed: str, quantity: str, baseline, ablated, *, case: str = "",
-           level: float = LEVEL) -> Ablation:
+           level: float = LEVEL, together: tuple[str, ...] = ()) -> Ablation:
     """The ablation record of per-replicate values ``baseline`` and ``ablated`` drawn on common random numbers
     (replicate i of both from the same draws).  Difference and share intervals are paired: the replicates'
     differences carry the common noise away."""
@@ -140,7 +151,7 @@ def paired(cause: str, removed: str, quantity: str, baseline, ablated, *, case: 
         share_interval = (ratio - half, ratio + half)
     return Ablation(cause=cause, removed=removed, quantity=quantity, case=case, baseline=mb, ablated=float(np.mean(a)),
                     difference=md, interval=_mean_interval(diff, level), replicates=int(b.size), level=level,
-                    ablated_interval=_mean_interval(a, level), share_interval=share_interval)
+                    ablated_interval=_mean_interval(a, level), share_interval=share_interval, together=together)
 
 
 # ----------------------------------------------------------------------------- what a sentence may say
@@ -152,7 +163,9 @@ def _num(x: float) -> str:
 
 def _span(values) -> str:
     lo, hi = min(values), max(values)
-    return _num(lo) if _num(lo) == _num(hi) else f"{_num(lo)}–{_num(hi)}"
+    if _num(lo) == _num(hi):
+        return _num(lo)
+    return f"{_num(lo)} to {_num(hi)}" if lo < 0 else f"{_num(lo)}–{_num(hi)}"
 
 
 def _pct(values) -> str:
@@ -170,16 +183,24 @@ def _level(records) -> str:
     return f"{100 * records[0].level:g}%"
 
 
-def explained(records) -> str:
+def explained(records, *, moved_only: bool = False) -> str:
     """How much of a discrepancy each ablated cause explains, one clause per cause (no semicolons: a sentence
-    cut at its first clause keeps them all).  Only the ablations that moved the quantity are quoted; a cause
-    none of whose ablations moved it is said to change nothing measurable."""
-    by_cause: dict[str, list[Ablation]] = {}
+    cut at its first clause keeps them all), the cause that explains most first.  Only the ablations that moved
+    the quantity are quoted; a cause none of whose ablations moved it is said to change nothing measurable
+    (``moved_only``: left out)."""
+    by_cause: dict[tuple, list[Ablation]] = {}
     for a in records:
-        by_cause.setdefault(a.cause, []).append(a)
+        by_cause.setdefault((a.cause, a.together, a.quantity), []).append(a)
+
+    def weight(group) -> float:
+        shares = [abs(a.share) for a in group if a.moved and a.share is not None]
+        return -max(shares) if shares else 0.0
+
     clauses = []
-    for group in by_cause.values():
+    for group in sorted(by_cause.values(), key=weight):
         moved = [a for a in group if a.moved]
+        if not moved and moved_only:
+            continue
         if not moved:
             clauses.append(f"removing {group[0].removed} changes {group[0].quantity} by nothing measurable "
                            f"({_level(group)} intervals, {_cases(group)})")
@@ -193,7 +214,8 @@ def explained(records) -> str:
         if shares:
             inner = [f"{_level(moved)} intervals of the share {_pct(bounds)}"] if bounds else []
             inner.append(_cases(moved) + (f" of {len(group)}" if len(moved) < len(group) else ""))
-            text += f", {_pct(shares)} of it ({', '.join(inner)})"
+            whole = "all of it and more (the statement then holds with room): " if min(shares) > 1 else ""
+            text += f", {whole}{_pct(shares)} of it ({', '.join(inner)})"
         else:
             text += f" ({_cases(moved)})"
         clauses.append(text)
@@ -203,7 +225,14 @@ def explained(records) -> str:
 def remainder(records) -> str:
     """What remains of a discrepancy once the ablated causes are removed: the ablated values of the cases where
     something measurable remains (:attr:`Ablation.remains`), with their intervals and baselines; empty where
-    nothing does."""
+    nothing does.  Of several removals, the one that leaves least (smallest mean absolute ablated value) speaks:
+    what remains after it is the most the causes no run removed can explain."""
+    groups: dict[tuple, list[Ablation]] = {}
+    for a in records:
+        groups.setdefault((a.cause, a.together, a.quantity), []).append(a)
+    if not groups:
+        return ""
+    records = min(groups.values(), key=lambda g: float(np.mean([abs(a.ablated) for a in g])))
     left = [a for a in records if a.remains]
     if not left:
         return ""
@@ -219,24 +248,29 @@ def remainder(records) -> str:
 def effect_for(cause_id: str, slip) -> str | None:
     """What a root cause ``cause_id`` may quote of ``slip`` (itself or a slip that follows from it):
 
-    * the slip has ablations of ``cause_id``: none moved the quantity -> ``""`` (no effect, and none to borrow
-      from other slips); some did -> the share each ablated cause explains (:func:`explained`), after the slip's
-      own size where the cause is the slip itself;
+    * the slip has ablations of ``cause_id`` removed alone: none moved the quantity -> ``""`` (no effect, and
+      none to borrow from other slips); some did -> the share this cause explains (:func:`explained` of its own
+      records: a number other causes produce is never quoted for it);
     * the slip has ablations of other causes only -> what remains with them removed (:func:`remainder`), the
       most this cause can claim of it; ``""`` where nothing measurable remains; where the slip is the root
-      itself (the discrepancy, not a cause of it), the shares its ablated causes explain;
+      itself (the discrepancy, not a cause of it), the share of the ablated cause that explains most of it;
     * no ablations -> the slip's own effect text (a size, not an attribution), None where it has none.
 
     ``None`` means "nothing here, look further"; ``""`` means "no effect for this cause"."""
     records = tuple(getattr(slip, "ablation", ()) or ())
-    own = [a for a in records if a.cause == cause_id]
+    own = [a for a in records if a.cause == cause_id and a.alone]
     if own:
         if not any(a.moved for a in own):
             return ""
-        return explained(records)
+        return explained(own)
     if records and cause_id == slip.id:
         # the discrepancy itself is the root: its causes' shares are its effect, where any moved it
-        return explained(records) if any(a.moved for a in records) else (slip.effect or None)
+        # the cause that explains most speaks here; every cause's share is in the slip's own audit entry
+        alone = [a for a in records if a.alone and a.moved]
+        if not alone:
+            return slip.effect or None
+        top = max(alone, key=lambda a: abs(a.share) if a.share is not None else 0.0)
+        return explained([a for a in records if (a.cause, a.together, a.quantity) == (top.cause, (), top.quantity)])
     if records:
         return remainder(records)
     return slip.effect or None

@@ -202,6 +202,8 @@ def _clean(value: Any) -> Any:
 
 def to_jsonable(record: Any) -> Any:
     """A dataclass (or list of them) as plain JSON types, field order kept."""
+    if isinstance(record, Ablation):
+        return record.to_json()  # its own form: a joint removal's causes only where there are any
     if is_dataclass(record):
         data = {f.name: getattr(record, f.name) for f in fields(record)}
         if isinstance(record, ClaimResult):

@@ -55,6 +55,11 @@ FLAG_TIMINGS = ("before_update", "after_update")
 # of the gate at T1 (a counterfactual: the routing Proposition 3 says Algorithm 1 makes, forced).
 SETS_AFTER_T1 = "sets_after_T1"
 ROUTERS = ("learned", "oracle", SETS_AFTER_T1)
+# Expert steps: eq. (5) as the paper defines it, or a counterfactual in which Lemma 3 is imposed: an expert routed
+# the task it was last trained on does not move (the ablation of Lemma 3's false statement).
+EQ5 = "eq5"
+STILL_ON_REPEAT = "still_on_repeat"
+EXPERT_STEPS = (EQ5, STILL_ON_REPEAT)
 BALANCES = ("aux", "none", "bias")
 
 
@@ -95,6 +100,12 @@ class MoEConfig:
       of a set with two or more moves to it (the sets stay a partition;
       M >= N).  The gate keeps training and terminating as in Algorithm
       1; only the choice of expert after T1 is forced.  Numpy engine only.
+    * ``expert_step``: ``"eq5"`` (default): the routed expert takes eq. (5)'s
+      minimum-norm step; or ``"still_on_repeat"``, a counterfactual with the
+      same draws: Lemma 3 imposed, an expert routed the same task as the last
+      one it was trained on keeps its model (no step, Delta_t = 0 in the
+      gate's gradient), every other routed expert steps by eq. (5).  Top-1,
+      numpy engine only.
     * ``record_rounds``: keep per-round gate outputs, loads and expert sets
       (memory R * T * M); off by default so long runs stay bounded.
 
@@ -151,6 +162,7 @@ class MoEConfig:
     bias_rate: float = 0.0
     bias_window: int | None = None
     top_k: int = 1
+    expert_step: str = EQ5
 
     def __post_init__(self) -> None:
         if isinstance(self.M, bool) or not isinstance(self.M, numbers.Integral) or self.M < 1:
@@ -184,6 +196,10 @@ class MoEConfig:
         top_k = self.top_k
         if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or not 1 <= top_k <= self.M:
             raise ValueError(f"top_k must be an integer in [1, M = {self.M}], got {self.top_k!r}")
+        if self.expert_step not in EXPERT_STEPS:
+            raise ValueError(f"expert_step must be one of {EXPERT_STEPS}, got {self.expert_step!r}")
+        if self.expert_step != EQ5 and self.top_k != 1:
+            raise ValueError(f"expert_step={self.expert_step!r} is defined for top-1 routing, got top_k={self.top_k}")
         if self.router != "learned" and (self.top_k != 1 or self.balance == "bias"):
             raise ValueError(f"router={self.router!r} routes each task to one expert: it needs top_k=1 and balance other "
                              f"than 'bias', got top_k={self.top_k}, balance={self.balance!r}")
@@ -358,6 +374,8 @@ def numba_unsupported(cfg: MoEConfig, observer: object = None) -> str | None:
     numpy engine's per-round arrays."""
     if cfg.router == SETS_AFTER_T1:
         return "routing forced into the expert sets after T1"
+    if cfg.expert_step != EQ5:
+        return "Lemma 3 imposed on the expert step"
     return "an observer" if observer is not None else None
 
 
@@ -480,6 +498,8 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig
         past_gn = np.zeros((R, M, N))  # sum g_tau e_{n_tau}^T
         past_nn = np.zeros(R)  # sum ||w_{n_tau}||^2
     past_self_error = np.zeros(R)
+    still = cfg.expert_step == STILL_ON_REPEAT
+    last_task = np.full((R, M), -1, dtype=np.int64)  # the task each expert was last trained on (-1: none)
     marks = np.zeros((R, M), dtype=bool)
     frozen = np.zeros(R, dtype=bool)
     freeze_round = np.zeros(R, dtype=np.int64)
@@ -531,6 +551,10 @@ def run_moe_batched(pool: TaskPool, draws: MoEDraws | DrawStream, cfg: MoEConfig
             if k == 1:
                 w_old = w[rows, m_t]
                 w_new = min_norm_update(w_old, X, y_block[:, jj])
+                if still:  # Lemma 3 imposed: the expert's own task again leaves it where it is
+                    repeat = last_task[rows, m_t] == n_t
+                    w_new = np.where(repeat[:, None], w_old, w_new)
+                    last_task[rows, m_t] = n_t
                 step = w_new - w_old
                 delta = np.einsum("rd,rd->r", step, step)
                 deltas = delta[:, None]
@@ -716,6 +740,7 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
         counts = np.zeros(M)
         marks = [False] * M
         frozen = False
+        trained_on = {}  # expert -> the task it was last routed (Lemma 3 imposed: that task again, no step)
         history = []  # (routed set, weights, task, E_tau(w_tau))
         for j in range(T):
             t = j + 1
@@ -750,7 +775,9 @@ def run_moe_reference(pool: TaskPool, draws: MoEDraws, cfg: MoEConfig) -> MoERun
             deltas = {}
             for m in S:
                 w_old = w[m].copy()
-                w[m] = w_old + X @ np.linalg.solve(X.T @ X, y - X.T @ w_old)
+                if not (cfg.expert_step == STILL_ON_REPEAT and trained_on.get(m) == n):
+                    w[m] = w_old + X @ np.linalg.solve(X.T @ X, y - X.T @ w_old)
+                trained_on[m] = n
                 deltas[m] = float(np.sum((w[m] - w_old) ** 2))
                 counts[m] += 1
             e_now = float(np.sum((served(w, S, g) - pool.W[n]) ** 2))

@@ -30,6 +30,32 @@ def eq19_summand() -> sp.Expr:
     return (r**L_t - r**L_tau) * S + (r**L_tau - r**L_t) * D
 
 
+def eq19_summand_derived() -> sp.Expr:
+    """The tau-th summand of eq. (19) as it follows from the model: one expert's derived forgetting term
+    (:func:`theory.single_expert.forgetting_term`, assumption A1, tasks i.i.d. uniform and independent of the
+    routing) between the expert's L_tau-th and L_t-th updates.  The expert of round tau is an independent single
+    expert on its own subsequence of rounds, so its t and tau become the counts L_t^(m_tau) and L_tau^(m_tau).
+    It differs from the printed summand by Appendix H's same-task term only (:func:`eq19_same_task_gap`)."""
+    from moecl_verify.theory import single_expert
+
+    return single_expert.forgetting_term().subs({t: L_t, tau: L_tau}, simultaneous=True)
+
+
+def eq19_same_task_gap() -> sp.Expr:
+    """Derived minus printed summand of eq. (19): (1 - r)(1 - r^(L_t - L_tau)) D, the terms between a task and
+    itself that the proof counts as D (as in Proposition 4's Appendix H); 0 when the expert was not routed again
+    after round tau (L_t = L_tau)."""
+    return sp.factor(sp.simplify(eq19_summand_derived() - eq19_summand()))
+
+
+EQ19_SAME_TASK_GAP = (1 - r) * (1 - r ** (L_t - L_tau)) * D
+"""The readable form of :func:`eq19_same_task_gap`, checked by :func:`eq19_gap_reads_as_written`."""
+
+
+def eq19_gap_reads_as_written() -> bool:
+    return sp.simplify(eq19_same_task_gap() - EQ19_SAME_TASK_GAP) == 0
+
+
 def eq20_summand() -> sp.Expr:
     """The tau-th summand of eq. (20)'s right-hand side, as printed."""
     return r**L_T1 * S + (1 - r**L_T1) * D

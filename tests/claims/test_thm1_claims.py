@@ -80,7 +80,8 @@ def test_pools_do_not_depend_on_the_replicate_seed():
         assert averaged.verdict == "inconclusive" and averaged.config["reading"] == "tasks averaged given the routing"
         assert {i.id for i in run.interpretations} == {"thm1.eq20.reading.realized_counts",
                                                        "thm1.eq20.reading.full_sequence",
-                                                       "thm1.eq20.reading.task_averaged"}
+                                                       "thm1.eq20.reading.task_averaged",
+                                                       "thm1.fig2.ablations"}
 
 
 def test_smallest_counterexample_and_the_t2_algebra():

@@ -12,9 +12,10 @@ Each bound is checked in expectation over the run, paired at the realized
 routing counts (rule ``positive``: Delta = E[RHS - X] > 0), and the late
 identity by a paired two-sided test, exactly as at the theorems' own
 configurations in the claim modules thm1.py / thm2.py.  The late identity's
-entries also carry the routing ablation (:mod:`packs.moe_cl.entries.routing_ablation`:
-the same draws with each task routed inside its expert set after T1), which
-measures how much of the identity's failure is misrouting.  The right-hand
+and bound entries also carry their ablations (:mod:`packs.moe_cl.entries.ablations`:
+the same draws with one cause of the failure removed, such as each task routed
+inside its expert set after T1), which measure how much of each failure each
+cause explains.  The right-hand
 sides are those of :mod:`packs.moe_cl.experiments.theorem_bounds`; the simulations
 those of :mod:`packs.moe_cl.experiments.fig2_runs`.  Each task pool of the budget
 (:mod:`packs.moe_cl.experiments.pools`, the pools Figure 2's claims use) gives its
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
-from moecl_verify.packs.moe_cl.entries import conditional_reading, routing_ablation
+from moecl_verify.packs.moe_cl.entries import ablations, conditional_reading
 from moecl_verify.packs.moe_cl.experiments import fig2_runs
 from moecl_verify.packs.moe_cl.experiments.fig2_runs import EARLY, FIG2, LATE
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED, pool_indices
@@ -68,7 +69,9 @@ def thm1_early(ctx: Context) -> list[Measurement]:
             horizons = [t for t in EARLY if t <= cfg.exploration_rounds]
             tests = tuple(bound_case(f"pool {k}, t={t}", eq19_rhs(run.chosen, M, t, R_RATIO, pool.S, pool.D),
                                      run.forgetting[:, t - 1]) for t in horizons)
-            out.append(_measurement("thm1.forgetting_early", "bound", _config(ctx, pool, cfg, M, horizons, k), tests,
+            # the ablations on the same draws (entries/ablations.py): descriptive, not decided
+            config = {**_config(ctx, pool, cfg, M, horizons, k), "ablation": ablations.early_bound(ctx, M, k)}
+            out.append(_measurement("thm1.forgetting_early", "bound", config, tests,
                                     pool.S + pool.D, "E[F_t] < E[eq. (19) RHS at the realized counts]", True))
     return out
 
@@ -80,8 +83,7 @@ def thm1_late(ctx: Context) -> list[Measurement]:
             T1 = cfg.exploration_rounds
             tests = tuple(HorizonTest(t, stats.mean_test(
                 run.forgetting[:, t - 1] - (T1 - 1) / (t - 1) * run.forgetting[:, T1 - 1], 0.0)) for t in LATE)
-            # the routing ablation on the same draws (entries/routing_ablation.py): descriptive, not decided
-            config = {**_config(ctx, pool, cfg, M, LATE, k), "ablation": routing_ablation.late_identity(ctx, M, k)}
+            config = {**_config(ctx, pool, cfg, M, LATE, k), "ablation": ablations.late_identity(ctx, M, k)}
             out.append(_measurement("thm1.forgetting_late", "expected-value identity", config, tests, pool.S + pool.D,
                                     r"\mathbb{E}[F_t - \tfrac{T_1-1}{t-1}F_{T_1}] = 0", False))
     return out
@@ -94,7 +96,8 @@ def thm1_generalization(ctx: Context) -> list[Measurement]:
         for k, pool, cfg, run in _settings(ctx, M):
             case = bound_case(f"pool {k}, T={T}", eq20_rhs(run.chosen, M, cfg.exploration_rounds, R_RATIO, pool.S,
                                                            pool.D), run.generalization[:, -1])
-            out.append(_measurement("thm1.generalization", "bound", _config(ctx, pool, cfg, M, (T,), k),
+            config = {**_config(ctx, pool, cfg, M, (T,), k), "ablation": ablations.generalization_bound(ctx, M, k)}
+            out.append(_measurement("thm1.generalization", "bound", config,
                                     (case,), pool.S + pool.D,
                                     "E[G_T] < E[eq. (20) RHS at the realized counts]", True))
     return out

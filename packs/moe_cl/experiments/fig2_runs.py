@@ -26,7 +26,7 @@ from moecl_verify.packs.moe_cl.experiments.model_readings import BETA_DISTRIBUTI
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.checks.model import Interpretation
 from moecl_verify.numeric.kept import Keep
-from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.moe import EQ5, MoEConfig, simulate_moe
 from moecl_verify.numeric.pool import make_clustered_pool, make_pool
 from moecl_verify.numeric.seeding import generator_for
 
@@ -146,7 +146,8 @@ def kept(cfg: MoEConfig) -> Keep:
 
 
 def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["signal_scale"], clustered: bool = True,
-        pool: int = 0, features: str = FIG2["features"], router: str = "learned", sigma_t: float = FIG2["sigma_t"]):
+        pool: int = 0, features: str = FIG2["features"], router: str = "learned", sigma_t: float = FIG2["sigma_t"],
+        expert_step: str = EQ5):
     """One configuration on task pool ``pool``; replicate draws keyed by (M, pool) only, so with and without
     termination share them (paired), as do the feature-signal scales, the noise levels ``sigma_t``, the clustered
     and i.i.d. pools and the routers: common random numbers.  Definition 1's features are the same standard normals
@@ -154,7 +155,8 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
     V is its W times ``signal_scale`` (:mod:`numeric.pool`), so replicate r sees the same tasks, ground truths,
     positions, beta_t, normals and routing noise at every (scale, sigma_t).  ``router="sets_after_T1"``
     (:class:`numeric.moe.MoEConfig`) replays the same draws with each task routed inside its expert set after T1,
-    the ablation of the routing (:mod:`packs.moe_cl.entries.routing_ablation`).  ``features`` other than
+    the ablation of the routing, and ``expert_step="still_on_repeat"`` the same draws with Lemma 3 imposed (an
+    expert given its own task again does not move), the ablation of Lemma 3 (:mod:`packs.moe_cl.entries.ablations`).  ``features`` other than
     Definition 1's draw the features by that model from the same keyed streams.  The run keeps what its readers
     read (:func:`kept`)."""
 
@@ -163,8 +165,8 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
         noise = "" if sigma_t == FIG2["sigma_t"] else f" sigma_t={sigma_t:g}"
         label = (f"fig2 M={M} {'term' if termination else 'no-term'} v={signal_scale:g}{'' if clustered else ' iid'}"
                  f"{noise} pool {pool}" + ("" if features == FIG2["features"] else f" {features}")
-                 + ("" if router == "learned" else f" {router}"))
-        cfg = dataclasses.replace(moe_config(M, termination), router=router)
+                 + ("" if router == "learned" else f" {router}") + ("" if expert_step == EQ5 else f" {expert_step}"))
+        cfg = dataclasses.replace(moe_config(M, termination), router=router, expert_step=expert_step)
         return simulate_moe(
             _draw_pool(signal_scale, clustered, pool),
             cfg,
@@ -185,6 +187,7 @@ def run(ctx: Context, M: int, termination: bool, signal_scale: float = FIG2["sig
     # the key of a run of Figure 2's own features, router and noise level is what it was, so that its claims
     # still share it (other claims fetch these runs by it)
     variant = () if (features, router) == (FIG2["features"], "learned") else (features, router)
+    variant += () if expert_step == EQ5 else (expert_step,)
     noise = () if sigma_t == FIG2["sigma_t"] else (sigma_t,)
     return ctx.shared(("fig2", M, termination, signal_scale, clustered, pool, *variant, ctx.seed, ctx.budget.name,
                        *noise),

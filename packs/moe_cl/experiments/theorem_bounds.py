@@ -9,7 +9,13 @@ symbolic summands are in :mod:`theory.thm1`.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+import sympy as sp
+
+from moecl_verify.theory import thm1 as theory_thm1
+from moecl_verify.theory.symbols import D as D_, S as S_, r as r_
 
 
 def cumulative_counts(chosen: np.ndarray, M: int) -> np.ndarray:
@@ -28,6 +34,23 @@ def eq19_rhs(chosen: np.ndarray, M: int, t: int, r: float, S: float, D: float) -
     L_t = L[rows, t - 1, m_tau]
     L_tau = L[rows, taus, m_tau]
     return ((r**L_t - r**L_tau) * S + (r**L_tau - r**L_t) * D).mean(axis=1)
+
+
+@lru_cache(maxsize=None)
+def _eq19_derived_summand():
+    return sp.lambdify((theory_thm1.L_t, theory_thm1.L_tau, r_, S_, D_), theory_thm1.eq19_summand_derived(), "numpy")
+
+
+def eq19_rhs_derived(chosen: np.ndarray, M: int, t: int, r: float, S: float, D: float) -> np.ndarray:
+    """Eq. (19)'s right-hand side with the summand that follows from the model (theory.thm1.eq19_summand_derived:
+    Appendix H's same-task term 0, not D), at each replicate's realized counts: the derived form in place of the
+    printed one, the ablation of the same-task gap."""
+    L = cumulative_counts(chosen[:, :t], M)
+    rows = np.arange(chosen.shape[0])[:, None]
+    taus = np.arange(t - 1)[None, :]
+    m_tau = chosen[:, : t - 1]
+    summand = _eq19_derived_summand()(L[rows, t - 1, m_tau], L[rows, taus, m_tau], r, S, D)
+    return np.broadcast_to(summand, m_tau.shape).mean(axis=1)
 
 
 def eq20_rhs(chosen: np.ndarray, M: int, T1: int, r: float, S: float, D: float) -> np.ndarray:

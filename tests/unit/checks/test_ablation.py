@@ -72,14 +72,43 @@ def test_a_planted_two_cause_discrepancy_is_split_between_the_causes_by_their_ab
     assert all(r.moved for r in records)
     assert sum(r.share for r in records) == pytest.approx(1.0)
     gap = slip("gap", "a", "b", effect="the gap is 5", records=records)
+    texts = {}
     for cause in ("a", "b"):
         rc = RootCause(slip(cause), (RankedSlip(gap, (), ()),), (), ())
-        slip_id, text = rc.effect
+        slip_id, texts[cause] = rc.effect
         assert slip_id == "gap"
-        # the sentence says how much each cause explains, with an interval, and quotes no borrowed total alone
-        assert "removing cause A lowers the gap from 5 to 2, 60% of it (99.9% intervals of the share" in text
-        assert "removing cause B lowers the gap from 5 to 3, 40% of it (99.9% intervals of the share" in text
-        assert ";" not in text  # the bottom line keeps a sentence's first clause
+        assert ";" not in texts[cause]  # the bottom line keeps a sentence's first clause
+    # each cause quotes its own share, with an interval, and never the other's number or the borrowed total
+    assert texts["a"].startswith("removing cause A lowers the gap from 5 to 2, 60% of it (99.9% intervals of the share")
+    assert texts["b"].startswith("removing cause B lowers the gap from 5 to 3, 40% of it (99.9% intervals of the share")
+    assert "cause B" not in texts["a"] and "cause A" not in texts["b"]
+    assert "the gap is 5" not in texts["a"] + texts["b"]
+    # the slip's audit entry gives both shares, the larger first
+    both = ablation.explained(records)
+    assert both.index("cause A") < both.index("cause B") and " and removing cause B lowers" in both
+    # the discrepancy as its own root speaks through the cause that explains most of it
+    assert ablation.effect_for("gap", gap).startswith("removing cause A lowers the gap from 5 to 2, 60% of it")
+
+
+def test_a_joint_removal_is_never_quoted_as_one_causes_effect():
+    joint = ablation.paired("a", "cause A and cause B", "the gap", BASELINE, NOISE + E_A + E_B, together=("b",))
+    assert joint.together == ("b",) and not joint.alone and joint.moved
+    gap = slip("gap", "a", "b", effect="the gap is 5", records=(joint,))
+    # cause a has no run of its own: it may claim only what remains, and nothing remains with both removed
+    assert ablation.effect_for("a", gap) == ""
+    alone = ablation.paired("a", "cause A", "the gap", BASELINE, WITHOUT_A)
+    gap = slip("gap", "a", "b", effect="the gap is 5", records=(alone, joint))
+    assert ablation.effect_for("a", gap).startswith("removing cause A lowers the gap from 5 to 2, 60% of it")
+    # the joint record survives the round trip, its second cause with it
+    assert ablation.Ablation.from_json(joint.to_json()) == joint and joint.to_json()["together"] == ["b"]
+    with pytest.raises(ValueError, match="together"):
+        ablation.paired("a", "A", "q", BASELINE, WITHOUT_A, together=("a",))
+
+
+def test_a_removal_that_more_than_closes_the_gap_says_so():
+    over = ablation.paired("a", "cause A", "the gap", BASELINE, -2.0 + NOISE + E_A)
+    text = ablation.explained([over])
+    assert "lowers the gap from 5 to -2, all of it and more (the statement then holds with room): 140% of it" in text
 
 
 def test_a_cause_without_its_own_ablation_claims_only_what_remains():

@@ -160,6 +160,8 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return [
         Slip(
             id="lemma16.definition1",
+            summary="The closed forms and eq. (42) assume rotationally symmetric features (Gaussian columns), which "
+            "the paper's own Definition 1 does not have",
             entries=keys_of(bad, good),
             location="Appendix I.1 (proof of Lemma 16): 'by the rotational symmetry of the standard normal'",
             slip_class="unstated assumption",

@@ -70,7 +70,7 @@ import sympy as sp
 from moecl_verify.checks import stats
 from moecl_verify.checks.context import Context
 from moecl_verify.packs.moe_cl.entries import effects, worst_case, worst_case_more
-from moecl_verify.packs.moe_cl.entries import conditional_reading, routing_ablation, theorems_at_fig2
+from moecl_verify.packs.moe_cl.entries import ablations, conditional_reading, theorems_at_fig2
 from moecl_verify.packs.moe_cl.experiments import thm1_runs
 from moecl_verify.packs.moe_cl.experiments.theorem_bounds import eq19_rhs, eq20_rhs
 from moecl_verify.packs.moe_cl.experiments.thm1_runs import CONFIG, EARLY, LATE, SIGMA0
@@ -308,6 +308,8 @@ def early_slips(results) -> list[Slip]:
     refuted = [r for r in results if r.verdict == "refuted"]
     if not refuted:
         return []
+    measured = ablations.records(results)
+    lowers = ablations.lowering_causes(measured)
     ce = smallest_early_counterexample()
     smallest = (
         f" Smallest configuration found: N = 2, M = 3, d = 2, s = 1, t = 2: E[RHS - F_2] = {ce['margin']:.4f} ± "
@@ -319,7 +321,7 @@ def early_slips(results) -> list[Slip]:
         Slip(
             id="thm1.eq19.bound_fails",
             summary="Theorem 1's forgetting bound eq. (19) fails, for the same reason as eq. (17)",
-            causes=("prop4.appH.same_task_gap",),
+            causes=tuple(dict.fromkeys((ablations.SAME_TASK.cause, *lowers))),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (19); proof Appendix I.2",
             slip_class="false statement",
@@ -331,9 +333,11 @@ def early_slips(results) -> list[Slip]:
             "then task 2 has E[F_2 | routing] = 3/4 against a right-hand side of 0 (N = 2, M = 3, d = 2, s = 1, "
             "orthonormal w, exact; inside Theorem 1's premises: M > N, and rounds 1-2 begin an exploration phase "
             "T1 >= M whose later rounds may route the unused experts). What holds instead, given the routing, is eq. (42)'s recursion (lemma16, "
-            "confirmed for Gaussian features with routing independent of them)",
+            "confirmed for Gaussian features with routing independent of them)" + _joint_sentence(
+                measured, ablations.SAME_TASK, ablations.FEATURES, "eq. (19)'s failure at Figure 2's configuration"),
             evidence=" | ".join(_where(r) + r.evidence.rstrip(".") for r in refuted) + "." + smallest,
             effect=effects.bound_excess(refuted, "E[F_t]", "eq. (19)"),
+            ablation=measured,
         )
     ]
 
@@ -342,22 +346,24 @@ def late_slips(results) -> list[Slip]:
     refuted = [r for r in results if r.verdict == "refuted"]
     if not refuted:
         return []
-    # The routing ablation at Figure 2's configuration (entries/routing_ablation.py): Proposition 3's cause is
-    # named a cause of this slip only where removing it moved the identity's residual.
-    measured = routing_ablation.records(results)
-    moved = [a for a in measured if a.moved]
+    # The ablations at Figure 2's configuration (entries/ablations.py): a cause beyond the proof's own (Lemma 3)
+    # is named only where removing it alone lowered the identity's residual.
+    measured = ablations.records(results)
+    lowers = ablations.lowering_causes(measured)
     routing = ""
-    if moved:
+    share = ablations.share_span(measured, ablations.ROUTING.cause)
+    if ablations.ROUTING.cause in lowers:
         routing = (f". At Figure 2's configuration, forcing each task inside its expert set after T1 on the same "
-                   f"draws lowers the excess in {len(moved)} of {len(measured)} cases, by "
-                   + " to ".join(dict.fromkeys(f"{f(a.share for a in moved):.0%}" for f in (min, max)))
-                   + f": {'most' if min(a.share for a in moved) > 0.5 else 'part'} of it is tasks routed outside "
-                   "their sets, and what remains is the most Lemma 3's moving experts explain there")
+                   f"draws lowers the excess by {share}: most of it is tasks routed outside their sets")
+    lemma3 = ablations.share_span(measured, ablations.LEMMA3.cause)
+    if lemma3:
+        routing += (f"; imposing Lemma 3 (an expert given its own task again keeps its model) changes it by {lemma3}"
+                    + _joint_sentence(measured, ablations.ROUTING, ablations.LEMMA3, "the excess"))
     return [
         Slip(
             id="thm1.late_forgetting_identity",
             summary="Theorem 1's forgetting after exploration does not decay like (T1 - 1)/(t - 1)",
-            causes=("lemma3.expert_moves",) + ((routing_ablation.CAUSE,) if moved else ()),
+            causes=tuple(dict.fromkeys(("lemma3.expert_moves", *lowers))),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1 (t > T1); Lemma 16's first statement",
             slip_class="false statement",
@@ -370,11 +376,18 @@ def late_slips(results) -> list[Slip]:
             evidence=" | ".join(_where(r) + r.evidence for r in refuted),
             effect=effects.identity_excess(refuted, "E[F_t]", "the identity's (T1 - 1)/(t - 1) E[F_T1]")
             + (", and with each task routed inside its expert set after T1 (same draws) the excess is "
-               + " and ".join(r for r in (routing_ablation.summary(measured, f) for f in routing_ablation.FEATURES)
-                              if r) if moved else ""),
+               + ablations.ablated_span(measured, ablations.ROUTING.cause)
+               if ablations.ROUTING.cause in lowers else ""),
             ablation=measured,
         )
     ]
+
+
+def _joint_sentence(records, first, second, what: str) -> str:
+    """What removing two causes together leaves of a residual, where the run did (its records name both)."""
+    left = ablations.ablated_span(records, first.cause, (second.cause,))
+    return (f". With {first.removed} and {second.removed} removed together (the same draws), {what} is {left}"
+            if left else "")
 
 
 def _searched(results, prefix: str) -> list:
@@ -429,6 +442,7 @@ def generalization_slips(results) -> list[Slip]:
             + "; the proof's same-task term E||w_n - w_n||^2 is counted as D" + proof_reading,
             evidence=" | ".join(_where(r) + r.evidence for r in refuted),
             effect=effects.bound_excess(refuted, "E[G_T]", "eq. (20)"),
+            ablation=ablations.records(results),
         )
     ]
 
@@ -514,7 +528,7 @@ for claim_id, fn, summary, statement in (
             "for the shortest violating sequence) under assumption A1. " + thm1_runs.POOL_NOTE
             + (GENERALIZATION_NOTE if claim_id == "thm1.generalization" else ""),
             interpretations={"thm1.generalization": GENERALIZATION_READINGS,
-                             "thm1.forgetting_late": (routing_ablation.INTERPRETATION,)}.get(claim_id, ()),
+                             }.get(claim_id, ()) + (ablations.INTERPRETATION,),
             shares=("fig2", "thm1"),
         )
     )
