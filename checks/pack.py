@@ -151,6 +151,9 @@ class Pack:
     # from the run's entries; the bottom line says a sentence after the verdicts when some entry it names is
     # decided (reports/bottom_line.py).
     survives: Callable[[Any], list] | None = None
+    # Requests to the authors (:mod:`moecl_verify.checks.requests`): a callable of the run returning the
+    # ``Request`` objects, in the order a referee would list them; reports/requests.py numbers and writes them.
+    requests: Callable[[Any], list] | None = None
     default: bool = False
 
     def __post_init__(self) -> None:

@@ -12,7 +12,7 @@ from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.kinds.base import number as num
 from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
-from moecl_verify.reports import bottom_line, consequence, headline, math_text, symbols
+from moecl_verify.reports import bottom_line, consequence, headline, math_text, requests, symbols
 from moecl_verify.reports.anchors import anchor, section_anchor, slip_anchor
 from moecl_verify.reports.document import derived_uses, pack_of
 
@@ -424,6 +424,8 @@ def render_parts(run: RunResult, figures: dict | None = None) -> Report:
         add(line)
     _headline(add, run)
     _slip_overview(add, run)
+    for line in requests.section(run):
+        add(line)
     _run_section(add, run)
     by_id = {c["id"]: c for c in run.claims}
     ordered = pack.in_order(by_id)
@@ -717,4 +719,5 @@ def write(run: RunResult, path: Path, figures: dict[str, str] | None = None) -> 
     path.write_text(report.main_file(details.name), encoding="utf-8")
     details.write_text(report.details_file(path.name, f"moecl-verify report, details: *{pack_of(run).title}*"),
                        encoding="utf-8")
-    return [path, details]
+    asked = requests.write(run, path.with_name(requests.FILE), details.name)
+    return [path, details] + ([asked] if asked else [])

@@ -11,7 +11,7 @@ paper's models live in the shared ``theory/`` and ``numeric/`` layers.
 from __future__ import annotations
 
 from moecl_verify.checks.pack import Pack
-from moecl_verify.packs.moe_cl import answers, budgets, commands, headline, options, schedule, survives, texts
+from moecl_verify.packs.moe_cl import answers, budgets, commands, headline, options, requests, schedule, survives, texts
 
 
 def _figures(run) -> list:
@@ -57,5 +57,6 @@ PACK = Pack(
     answer_facts=answers.ANSWER_FACTS,
     derived_bounds=_derived_bounds,
     survives=survives.sentences,
+    requests=requests.requests,
     default=True,
 )

@@ -449,7 +449,9 @@ def test_markdown_write_writes_both_files(tmp_path):
     path = tmp_path / "report.md"
     written = markdown.write(run, path)
     details = tmp_path / "report-details.md"
-    assert written == [path, details] and path.exists() and details.exists()
+    # and the requests to the authors beside them, where the run's slips give any (this one's do)
+    assert written == [path, details, tmp_path / "requests.md"] and path.exists() and details.exists()
+    assert "(report-details.md#slip-lemma3-expert_moves)" in (tmp_path / "requests.md").read_text()
     parts = markdown.render_parts(run)
     assert path.read_text(encoding="utf-8") == parts.main_file("report-details.md")
     text = details.read_text(encoding="utf-8")
