@@ -111,6 +111,9 @@ class Pack:
     headline: tuple[HeadlineItem, ...] = ()
     reading_headline: tuple[HeadlineItem, ...] = ()
     chain: HeadlineItem | None = None
+    # Every lemma, proposition, corollary and theorem of the document, each a line of the per-statement status
+    # table (reports/statements.py); an item with an empty ``statement`` is described by its first claim's summary.
+    statements: tuple[HeadlineItem, ...] = ()
     # Headline item key -> the claim groups its proof relies on (a slip there undercuts the result).
     proof_uses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     reading: str = "an independent reading"

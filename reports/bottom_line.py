@@ -112,7 +112,10 @@ def _place(location: str) -> str:
 
 def _verdicts(run: RunResult) -> list[Sentence]:
     document, _ = headline.rows(run)
-    document = [row for row in document if row.verdict != headline.ABSENT]
+    chain = pack_of(run).chain
+    # the proof chain is not one of the results: its members are counted in a clause of their own
+    members = next((row for row in document if row.item is chain and row.verdict != headline.ABSENT), None)
+    document = [row for row in document if row.verdict != headline.ABSENT and row.item is not chain]
     if not document:
         return []
     noun = pack_of(run).noun
@@ -134,10 +137,19 @@ def _verdicts(run: RunResult) -> list[Sentence]:
     if not bits:
         return []
     named = [row for v in (headline.STANDS, headline.PARTLY, headline.FALLS, headline.DEPENDS) for row in groups[v]]
+    named += [members] if members is not None else []
     how = strength.weakest((row.strength, row.strength_note) for row in named)
-    return [Sentence("verdicts", (f"Of the {noun}'s {len(document)} headline results, " if len(document) > 1 else
-                                  f"Of the {noun}'s one headline result, ") + "; ".join(bits) + ".",
-                     strength=how[0], strength_note=how[1])]
+    text = ((f"Of the {noun}'s {len(document)} headline results, " if len(document) > 1 else
+             f"Of the {noun}'s one headline result, ") + "; ".join(bits) + ".")
+    if members is not None:
+        # the chain row's "of N members: k fall (ids); ..." -> the counts only, the names being in the status table
+        counts = re.sub(r" \([^()]*\)", "", members.evidence)
+        total, _, rest = counts.removeprefix("of ").partition(": ")
+        parts = rest.split("; ")
+        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        text += (f" In the proof chain behind them ({members.item.title}), of {total}, {said} (each in the status "
+                 "table below).")
+    return [Sentence("verdicts", text, strength=how[0], strength_note=how[1])]
 
 
 def _reading_holds(run: RunResult) -> list[Sentence]:

@@ -12,7 +12,7 @@ from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.kinds.base import number as num
 from moecl_verify.checks.kinds.base import p_text as pval
 from moecl_verify.checks.model import VERDICTS, RunResult
-from moecl_verify.reports import bottom_line, consequence, headline, math_text, requests, symbols
+from moecl_verify.reports import bottom_line, consequence, headline, math_text, requests, statements, symbols
 from moecl_verify.reports.anchors import anchor, section_anchor, slip_anchor
 from moecl_verify.reports.document import derived_uses, pack_of
 
@@ -249,7 +249,15 @@ def _headline(add, run: RunResult) -> None:
     add("")
     add(f"The {noun}'s headline results, with the entry that decides each:")
     add("")
-    _headline_table(add, document, "result", f"the {noun} claims", roots, run)
+    # the proof chain is not a result: its members are judged one by one in the status table below
+    _headline_table(add, [row for row in document if row.item is not pack.chain], "result", f"the {noun} claims",
+                    roots, run)
+    status = statements.section(run, lambda slip_id: f"[`{slip_id}`](#{slip_anchor(slip_id)})")
+    if status:
+        add('<a id="statement-status"></a>')
+        add("")
+        for line in status:
+            add(line)
     if pack.source_note:
         # A reader must know the state of the text checked before trusting a notation slip.
         add(pack.source_note)

@@ -37,6 +37,7 @@ PACK = Pack(
     headline=headline.PAPER_ITEMS,
     reading_headline=headline.REVIEWER_ITEMS,
     chain=headline.LEMMA_CHAIN,
+    statements=headline.STATEMENTS,
     proof_uses=headline.PROOF_USES,
     reading="an independent reviewer's reading",
     beyond="open",

@@ -44,6 +44,12 @@ LEMMA_CHAIN = HeadlineItem(
     "lemmas", "Lemmas 1-16, Corollary 1", "the proof chain behind Propositions 1-3 and Theorems 1-2",
     tuple(f"lemma{i}" for i in range(1, 17)) + ("cor1",), "paper", unit="lemmas")
 
+# Every statement of the paper, for the per-statement status table: the propositions and theorems, then the lemmas
+# in the paper's order (their one-line descriptions are the claims' summaries).
+STATEMENTS = tuple(item for item in PAPER_ITEMS if not item.key.startswith("fig")) + tuple(
+    HeadlineItem(f"lemma{i}", f"Lemma {i}", "", (f"lemma{i}",), "paper") for i in range(1, 17)) + (
+    HeadlineItem("cor1", "Corollary 1", "", ("cor1",), "paper"),)
+
 REVIEWER_ITEMS = (
     # Routing correctness (Proposition 3 (b)) before the experts' stillness (Proposition 1 (b)).
     HeadlineItem("C1", "C1", "experts specialize into task sets and routing becomes correct after O(M/η) rounds",

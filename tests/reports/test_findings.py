@@ -52,8 +52,9 @@ def run_of(*results, slips=(), interpretations=()):
 
 
 def table_row(text: str, start: str) -> list[str]:
-    """The cells of the one markdown table row starting with ``start``."""
-    (line,) = [line for line in text.splitlines() if line.startswith(start)]
+    """The cells of the first markdown table row starting with ``start`` (a result's row of the headline table
+    comes before its row in the per-statement status table)."""
+    line = next(line for line in text.splitlines() if line.startswith(start))
     return [cell.strip() for cell in line.strip().strip("|").split(" | ")]
 
 

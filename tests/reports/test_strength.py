@@ -140,8 +140,9 @@ def test_a_bottom_line_sentence_on_a_reading_says_so_and_never_reads_as_exact():
     assert (cause.strength, cause.strength_note) == ("reading", "the termination rule")
     assert "exact" not in cause.text
     verdicts = next(s for s in bottom_line.sentences(run) if s.kind == "verdicts")
-    # Lemma 3 (in the chain of lemmas) falls on its exact entry, on which the reading slip rests
-    assert "Corollary 1 (rests on a reading)" in verdicts.text  # the label; the reading is named in its cause's sentence
+    # Lemma 3 (in the chain of lemmas, counted in a clause of its own) falls on its exact entry, on which the
+    # reading slip rests: the sentence is as sure as its least sure part
+    assert "In the proof chain behind them (Lemmas 1-16, Corollary 1)" in verdicts.text
     assert verdicts.strength == "reading"
     # the same slip undeclared: exact root, and what it breaks through Proposition 1's sampled slip says so
     plain = reading_run(declared=False)
