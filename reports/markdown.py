@@ -277,47 +277,122 @@ def _headline(add, run: RunResult) -> None:
     add("")
 
 
+# The main document's root causes: the first this many of the ranked roots that touch a headline result and are
+# not possibly an artifact of the text; every other slip is listed in the details (proof hygiene, notation).
+MAIN_CAUSES = 6
+
+
+def main_causes(run: RunResult) -> tuple[list, list]:
+    """(the root causes the main document tables, the other root causes), both in rank order."""
+    roots = consequence.root_causes(run)
+    main, rest = [], []
+    for rc in roots:
+        text_only = rc.slip.slip_class in SOURCE_CLASSES or strength.of(rc.slip, run.results)[0] == "transcription"
+        if len(main) < MAIN_CAUSES and (rc.breaks or rc.undercuts) and not text_only:
+            main.append(rc)
+        else:
+            rest.append(rc)
+    return main, rest
+
+
+def _request_link(slip_ids, asked) -> str:
+    """What the authors are asked about ``slip_ids``: the first request with a corrected statement resting on one
+    of them, else the first request, linked; "" for none."""
+    mine = [(number, r) for number, r in enumerate(asked, 1) if set(r.evidence) & set(slip_ids)]
+    if not mine:
+        return ""
+    number, r = next(((n, r) for n, r in mine if r.latex), mine[0])
+    return (f"Corrected statement: [request {number}](#{requests.ANCHOR})." if r.latex else
+            f"Asked of the authors: [request {number}](#{requests.ANCHOR}).")
+
+
 def _slip_overview(add, run: RunResult) -> None:
     add('<a id="slips-by-consequence"></a>')
     add("")
     add("## Root causes")
     add("")
     roots = consequence.root_causes(run)
-    caveat_text = pack_of(run).slip_caveat
     if not roots:
         add("No slip was established by this run.")
         add("")
         return
-    derived = sum(len(rc.derived) for rc in roots)
-    add(f"{len(run.slips)} slips, {len(roots)} of them root causes: a slip that follows from no other slip of the run. "
-        f"The other {derived} follow from one (each claim names the slips it follows from) and are listed under it. "
-        "Ranked by what the root cause and the slips under it break: a false statement in a headline result first, then "
-        "by how many headline results they touch (*breaks*: the slip is in the result itself; *undercuts*: in a claim "
-        "its proof uses). Beside each root cause, how sure it is: exact (sympy, rational arithmetic, an exhaustive "
-        "search, a stated reason), Monte Carlo at the configuration its entry states, resting on a reading (named) of "
-        "a text that is silent or garbled, or possibly a transcription artifact (to check against the original). The "
-        "decisive evidence is the first entry the slip rests on; every slip, with its evidence, is in the "
-        "[slip audit](#slip-audit)." + (f" Effects are stated at {pack_of(run).configuration}."
-                                                   if pack_of(run).configuration else ""))
-    add("")
-    add("| # | root cause | what holds instead | decisive evidence | effect at the {noun}'s configuration | "
-        "slips that follow from it | breaks | undercuts |".format(noun=pack_of(run).noun))
-    add("|---|---|---|---|---|---|---|---|")
-    by_key = {r.key: r for r in run.results}
+    main, rest = main_causes(run)
     pack = pack_of(run)
-    for i, rc in enumerate(roots, 1):
+    asked = requests.of(run)
+    hygiene = [rc for rc in rest if not _is_text(rc.slip, run)]
+    text = [rc for rc in rest if _is_text(rc.slip, run)]
+    add(f"The {len(main)} errors that explain most of what falls, each with the slips that follow from it, ranked by "
+        f"what they break (a false statement in a headline result first, then how many results they touch). "
+        f"Beside each, how sure the finding is. The other {len(rest)} root causes are listed in the details: "
+        f"[proof hygiene](#{OTHER_ANCHOR}) ({len(hygiene)}: wrong constants, steps and lemma-level statements whose "
+        f"headline conclusions do not rest on them alone) and [notation and transcription](#{OTHER_ANCHOR}) "
+        f"({len(text)}: check each against the original); every slip, with its evidence, is in the "
+        "[slip audit](#slip-audit)." + (f" Effects are stated at {pack.configuration}." if pack.configuration else ""))
+    add("")
+    add(f"| # | the error | what holds instead | size at the {pack.noun}'s configuration, or the decisive case | "
+        "how sure | it breaks |")
+    add("|---|---|---|---|---|---|")
+    by_key = {r.key: r for r in run.results}
+    for i, rc in enumerate(main, 1):
         s = rc.slip
-        holds = s.holds if len(s.holds) <= 200 else s.holds[:197].rstrip() + "..."
-        caveat = f" ({caveat_text})" if caveat_text and s.slip_class in SOURCE_CLASSES else ""
+        summary = plain(s.summary or first_sentence(s.holds))
+        holds = s.holds if len(s.holds) <= 240 else s.holds[:237].rstrip() + "..."
+        request = _request_link((s.id, *(r.slip.id for r in rc.derived)), asked)
         first = next((by_key[k] for k in s.entries if k in by_key), None)
         evidence = headline.entry_evidence(first, pack) if first is not None else "the text (no measurement)"
-        follows = ", ".join(f"[`{r.slip.id}`](#{slip_anchor(r.slip.id)})" for r in rc.derived) or "–"
+        effect = _effect_cell(rc)
+        size = effect if effect != "–" else _cell(_short(evidence, 240))
+        follows = f"; {len(rc.derived)} slip{'s follow' if len(rc.derived) > 1 else ' follows'} from it" if rc.derived else ""
         breaks = ", ".join(item.title for item in rc.breaks) or "–"
-        undercuts = ", ".join(item.title for item in rc.undercuts) or "–"
-        how = _cell(cause_words(s, roots, run))
-        add(f"| {i} | [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}; {how}) | {_cell(holds)}{_cell(caveat)} | "
-            f"{_cell(_short(evidence, 220))} | {_effect_cell(rc)} | {follows} | {breaks} | {undercuts} |")
+        if rc.undercuts:
+            breaks += "; undercuts " + ", ".join(item.title for item in rc.undercuts)
+        holds = holds if holds.endswith((".", "...")) or not request else holds + "."
+        add(f"| {i} | {_cell(summary)} ([`{s.id}`](#{slip_anchor(s.id)}){follows}) | {_cell(holds)}"
+            f"{f' {request}' if request else ''} | {size} | "
+            f"{_cell(cause_words(s, roots, run))} | {breaks} |")
     add("")
+
+
+OTHER_ANCHOR = "other-slips"
+
+
+def _is_text(slip, run: RunResult) -> bool:
+    return slip.slip_class in SOURCE_CLASSES or strength.of(slip, run.results)[0] == "transcription"
+
+
+def _other_section(add, run: RunResult) -> None:
+    """The root causes the main document does not table, in two lists, each with the slips that follow from it."""
+    _, rest = main_causes(run)
+    if not rest:
+        return
+    add(f'<a id="{OTHER_ANCHOR}"></a>')
+    add("")
+    add("## Other slips: proof hygiene, notation and transcription")
+    add("")
+    caveat = pack_of(run).slip_caveat
+    for title, rows in (("Proof hygiene", [rc for rc in rest if not _is_text(rc.slip, run)]),
+                        ("Notation and transcription", [rc for rc in rest if _is_text(rc.slip, run)])):
+        if not rows:
+            continue
+        add(f"### {title}")
+        add("")
+        if title.startswith("Notation") and caveat:
+            add(caveat)
+            add("")
+        for rc in rows:
+            s = rc.slip
+            follows = (" (" + ", ".join(f"[`{r.slip.id}`](#{slip_anchor(r.slip.id)})" for r in rc.derived)
+                       + " follow from it)") if rc.derived else ""
+            what = plain(s.summary or first_sentence(s.holds))
+            add(f"- [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}; {cause_words(s, consequence.root_causes(run), run)}): "
+                f"{what}{follows}.")
+        add("")
+
+
+def first_sentence(text: str) -> str:
+    """A slip's text up to its first semicolon or full stop, whole."""
+    cut = re.split(r";\s|\.\s(?=[A-Z])", " ".join(text.split()), maxsplit=1)[0]
+    return cut.rstrip(".")
 
 
 def _effect_cell(rc) -> str:
@@ -450,7 +525,8 @@ def render_parts(run: RunResult, figures: dict | None = None) -> Report:
                  "the run's error control, with the effect size reported either way.")
         details.append(Section(section_anchor(title), title,
                                spell(_claims_text(run, section_anchor(title), title, beyond, figures, intro))))
-    for anchor_id, title, writer in (("slip-audit", "Slip audit", _slips_section),
+    for anchor_id, title, writer in ((OTHER_ANCHOR, "Other slips", _other_section),
+                                     ("slip-audit", "Slip audit", _slips_section),
                                      ("verdicts-by-kind-of-evidence", "Verdicts, by kind of evidence", _kinds_section),
                                      ("scaling-fits", "Scaling fits", _scaling_section),
                                      ("derived-bounds", "Derived bounds and where they decide", _derived_section),

@@ -263,9 +263,13 @@ def test_a_root_cause_leads_with_the_slips_that_follow_from_it():
     text = markdown.render(run)
     table = text[text.index("## Root causes"):text.index("## The run")]
     rows = [line for line in table.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
-    assert len(rows) == 2 and "`lemma3.expert_moves`" in rows[0] and "`prop1.models_keep_moving`" in rows[0]
-    assert "4 slips, 2 of them root causes" in table and "`lemma3` (gaussian)" in rows[0]
-    assert "| 3 " not in table
+    # the main table holds the error that breaks results; the notation slip goes to the details' second list
+    assert len(rows) == 1 and "`lemma3.expert_moves`" in rows[0] and "2 slips follow from it" in rows[0]
+    assert "`lemma3` (gaussian)" in rows[0] and rows[0].endswith("| Proposition 1, Theorem 1 |")
+    assert "The other 1 root causes are listed in the details" in table and "| 2 " not in table
+    other = text[text.index("## Other slips"):text.index("## Slip audit")]
+    assert "### Notation and transcription" in other and "[`aaa.notation`](#slip-aaa-notation)" in other
+    assert "### Proof hygiene" not in other
     audit = text[text.index("## Slip audit"):]
     assert "- **Follows from**: [`lemma3.expert_moves`]" in audit and "- **Explains**: " in audit
 
