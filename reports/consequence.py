@@ -86,12 +86,20 @@ class RootCause:
 
     @property
     def effect(self) -> tuple[str, str]:
-        """How large the cause is at the document's own configuration, as (slip id, text): the root's own
-        effect, else that of the first slip following from it that states one (a false lemma shows its size in
+        """How large the cause is at the document's own configuration, as (slip id, text): what an ablation of
+        this very cause measured on a slip of its family, where one did; else the root's own effect, else that of
+        the first slip following from it that states one (a false lemma shows its size in
         the result it breaks); ``("", "")`` where no slip of the family says.  Ablations govern
         (:func:`moecl_verify.checks.ablation.effect_for`): a cause whose ablation moved nothing gets no effect,
         and a discrepancy that other causes' ablations explain lends this cause only what remains without them."""
-        for s in (self.slip, *(r.slip for r in self.derived)):
+        family = (self.slip, *(r.slip for r in self.derived))
+        # a measured effect first: the first slip of the family holding an ablation of this very cause
+        for s in family:
+            own = [a for a in getattr(s, "ablation", ()) or () if a.cause == self.slip.id and a.alone]
+            if own:
+                text = ablation.effect_for(self.slip.id, s)
+                return (s.id, text) if text else ("", "")
+        for s in family:
             text = ablation.effect_for(self.slip.id, s)
             if text is None:
                 continue
