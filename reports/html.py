@@ -199,7 +199,12 @@ def formula_errors(markdown_text: str) -> list[FormulaError]:
     return errors
 
 
-def _embed_images(body: str, base: Path) -> str:
+def _embed_images(body: str, base: Path, seen: dict | None = None) -> str:
+    """Each of the report's own figures embedded as a data URI; its first occurrence on the page (``seen``:
+    the names met so far, each with its id, figure-1, figure-2, ...) gets an id, so that a link to the file can
+    point inside the page instead.  The page keeps no file name: it is self-contained."""
+    seen = {} if seen is None else seen
+
     def embed(match: re.Match) -> str:
         src = html_escape.unescape(match.group(2))
         path = base / src
@@ -212,9 +217,21 @@ def _embed_images(body: str, base: Path) -> str:
         except ValueError:
             return match.group(0)
         data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f'{match.group(1)}data:image/png;base64,{data}{match.group(3)}'
+        anchor = "" if src in seen else f'id="figure-{len(seen) + 1}" '
+        seen.setdefault(src, f"figure-{len(seen) + 1}")
+        return f'<img {anchor}src="data:image/png;base64,{data}{match.group(3)}'
 
     return re.sub(r'(<img src=")([^"]+)(")', embed, body)
+
+
+def _links_inside(page: str, seen: dict) -> str:
+    """A link to one of the page's embedded figures points at the figure in the page (it opens the section that
+    holds it), so the page works when it is sent alone."""
+    def point(match: re.Match) -> str:
+        src = html_escape.unescape(match.group(1))
+        return f'<a href="#{seen[src]}"' if src in seen else match.group(0)
+
+    return re.sub(r'<a href="([^"#:]+\.png)"', point, page)
 
 
 def _mark_verdicts(body: str) -> str:
@@ -244,10 +261,10 @@ def _hold_anchors(markdown_text: str) -> tuple[str, list[str]]:
     return _ANCHOR_LINE.sub(hold, markdown_text), ids
 
 
-def _body(markdown_text: str, base: Path) -> str:
+def _body(markdown_text: str, base: Path, seen: set | None = None) -> str:
     held, ids = _hold_anchors(markdown_text)
     body = _HELD.sub(lambda m: f'<a id="{ids[int(m.group(1))]}"></a>', _parser().render(held))
-    return _mark_verdicts(_embed_images(body, base))
+    return _mark_verdicts(_embed_images(body, base, seen))
 
 
 # A link into a closed section opens it (browsers open <details> for a fragment they hold in most cases; this
@@ -273,19 +290,21 @@ def _page(body: str, title: str, script: str = "") -> str:
 def render(markdown_text: str, base: Path, title: str = "moecl-verify report") -> str:
     """The page for a report's markdown; images are read relative to ``base``.  Any HTML in the text is shown
     as text, never run."""
-    return _page(_body(markdown_text, base), title)
+    seen: dict = {}
+    return _page(_links_inside(_body(markdown_text, base, seen), seen), title)
 
 
 def render_report(report, base: Path, title: str = "moecl-verify report") -> str:
     """The page for a report in parts (:class:`moecl_verify.reports.markdown.Report`): the main body, then each
     detail section collapsed under its title, so the page opens on the findings and the details are one click
     away."""
-    parts = [_body(report.main, base)]
+    seen: dict = {}
+    parts = [_body(report.main, base, seen)]
     for section in report.details:
         text = section.text.replace(f"## {section.title}\n", "", 1)
         parts.append(f'<details class="section">\n<summary><h2>{html_escape.escape(section.title)}</h2></summary>\n'
-                     f"{_body(text, base)}</details>\n")
-    return _page("".join(parts), title, OPEN_TARGET)
+                     f"{_body(text, base, seen)}</details>\n")
+    return _page(_links_inside("".join(parts), seen), title, OPEN_TARGET)
 
 
 def write_page(markdown_text, base: Path, path: Path) -> Path:

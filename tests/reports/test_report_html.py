@@ -135,3 +135,26 @@ def test_the_exact_entries_table_states_formulas_as_math():
     assert page.count("<tr>") == 1 + len(entries) and page.count("<math ") == len(CELL_FORMULAS)
     assert not RAW_TEX.search(_visible_text(page))
     assert "E[F_t | routing] &lt; eq. (19) RHS for every sequence" in page
+
+
+def test_a_link_to_a_figure_points_inside_the_page(tmp_path):
+    """The bottom line links a figure's file; in the page (sent alone, without the files) the link must open the
+    embedded figure instead, in whatever collapsed section holds it."""
+    from matplotlib.figure import Figure
+
+    from moecl_verify.reports.markdown import Report, Section
+
+    for name in ("fig_a.png", "fig_b.png"):
+        fig = Figure(figsize=(1, 1))
+        fig.add_subplot().plot([0, 1])
+        fig.savefig(tmp_path / name)
+    report = Report("# T\n\n- a finding ([figure](fig_b.png)); and a file that is not a figure ([x](notes.png)).\n",
+                    (Section("claims", "Claims", "## Claims\n\n![a](fig_a.png)\n\n![b](fig_b.png)\n\n![b again](fig_b.png)\n"),))
+    page = html.render_report(report, tmp_path)
+    assert '<a href="#figure-2">figure</a>' in page  # fig_b is the page's second figure
+    assert page.count('id="figure-2"') == 1 and 'id="figure-1"' in page  # the first occurrence holds the id
+    assert '<a href="notes.png">' in page  # not embedded, left alone
+    body = page.split("<body>", 1)[1]
+    assert "fig_a.png" not in body and "fig_b.png" not in body.replace('alt="b again"', "")
+    # the page's script opens the section holding a link's target
+    assert "p.open = true" in page
