@@ -358,7 +358,10 @@ def late_slips(results) -> list[Slip]:
     lemma3 = ablations.share_span(measured, ablations.LEMMA3.cause)
     if lemma3:
         routing += (f"; imposing Lemma 3 (an expert given its own task again keeps its model) changes it by {lemma3}"
-                    + _joint_sentence(measured, ablations.ROUTING, ablations.LEMMA3, "the excess"))
+                    + _joint_sentence(measured, ablations.ROUTING, ablations.LEMMA3, "the excess")
+                    + (" (an expert given its set's task after T1 then takes one step and stays short of it, so the "
+                       "proof also needs each expert's last exploration task to be its set's)"
+                       if ablations.ablated_span(measured, ablations.ROUTING.cause, (ablations.LEMMA3.cause,)) else ""))
     return [
         Slip(
             id="thm1.late_forgetting_identity",
