@@ -154,6 +154,9 @@ class Pack:
     # from the run's entries; the bottom line says a sentence after the verdicts when some entry it names is
     # decided (reports/bottom_line.py).
     survives: Callable[[Any], list] | None = None
+    # How many root causes the bottom line names (0: the machinery's default, reports/bottom_line.py): fewer where
+    # the document's first screen must also hold an independent reading's table.
+    bottom_line_causes: int = 0
     # Requests to the authors (:mod:`moecl_verify.checks.requests`): a callable of the run returning the
     # ``Request`` objects, in the order a referee would list them; reports/requests.py numbers and writes them.
     requests: Callable[[Any], list] | None = None

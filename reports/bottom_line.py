@@ -130,7 +130,7 @@ def _verdicts(run: RunResult) -> list[Sentence]:
                     "partly confirmed (none refuted)")
     if groups[headline.FALLS]:
         bits.append(f"{_names(groups[headline.FALLS], True)} "
-                    f"{'fall' if len(groups[headline.FALLS]) > 1 else 'falls'} (an entry of the statement refuted)")
+                    f"{'fall' if len(groups[headline.FALLS]) > 1 else 'falls'}")
     if groups[headline.DEPENDS]:
         bits.append(f"{_names(groups[headline.DEPENDS], True)} "
                     f"{'depend' if len(groups[headline.DEPENDS]) > 1 else 'depends'} on how the {noun} is read")
@@ -147,8 +147,7 @@ def _verdicts(run: RunResult) -> list[Sentence]:
         total, _, rest = counts.removeprefix("of ").partition(": ")
         parts = rest.split("; ")
         said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-        text += (f" In the proof chain behind them ({members.item.title}), of {total}, {said} (each in the status "
-                 "table below).")
+        text += f" Of the {total} behind them ({members.item.title}), {said}."
     return [Sentence("verdicts", text, strength=how[0], strength_note=how[1])]
 
 
@@ -261,6 +260,10 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
             # its size where the document works says more than the decisive number of a test configuration
             # (an effect measured by ablation says what was removed and what changed: it needs more room)
             measured = shown is not None and bool(shown.ablation) and effect != shown.effect
+            if measured:
+                # the share's interval and the number of cases stay in the root-cause table: the bottom line keeps
+                # the effect and how sure it is, so that it fits the first screen with C1-C6
+                effect = re.sub(r" \(\d+(?:\.\d+)?% intervals of the share [^()]*\)", "", effect)
             text += f"; {plain(first_clause(effect, 300 if measured else 190))}"
         elif decided:
             text += f" ({first_clause(headline.entry_evidence(decided[0], pack, named=False), 110)})"
@@ -271,10 +274,8 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
                 i.title + (" under that reading" if depends.get(i.key) else "") for i in rc.breaks))
         if rc.undercuts:
             consequences.append("undercuts " + ", ".join(i.title for i in rc.undercuts))
+        # the slips that follow from it are counted in the root-cause table
         link = f"[`{slip.id}`](#{slip_anchor(slip.id)})"
-        if rc.derived:
-            n = len(rc.derived)
-            link += f"; {n} slip{'s follow' if n > 1 else ' follows'} from it"
         text = text.rstrip(". ") + ". It " + "; ".join(consequences) + f" ({link})."
         text = text[:1].upper() + text[1:]  # a summary may start as a clause ("a higher gate probability ...")
         how, words = cause_strength(rc, run)
@@ -301,7 +302,8 @@ def _open(run: RunResult) -> list[Sentence]:
 def sentences(run: RunResult) -> list[Sentence]:
     """The bottom line of ``run``: at most :data:`MAX_SENTENCES` sentences."""
     head, tail = _verdicts(run) + _reading_holds(run) + _survives(run), _open(run)
-    return head + _causes(run, min(MAX_CAUSES, MAX_SENTENCES - len(head) - len(tail))) + tail
+    most = pack_of(run).bottom_line_causes or MAX_CAUSES
+    return head + _causes(run, min(most, MAX_SENTENCES - len(head) - len(tail))) + tail
 
 
 def markdown(run: RunResult, figures: dict | None = None) -> list[str]:

@@ -43,6 +43,7 @@ li { line-height: 1.35; }
 h3 { font-size: 1.05em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .6em 0; font-size: 13px; display: block; overflow-x: auto; }
 th, td { border: 1px solid #d0d0d0; padding: 2px 6px; vertical-align: top; text-align: left; line-height: 1.28; }
+td { overflow-wrap: break-word; }
 td > strong[class^="v-"] { white-space: nowrap; }
 th { background: #f3f3f3; }
 code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; font-size: 90%; }
@@ -54,7 +55,7 @@ details.section > summary h2::before { content: "▸ "; color: #888; }
 details.section[open] > summary h2::before { content: "▾ "; }
 blockquote { color: #444; border-left: 3px solid #ccc; margin-left: 0; padding-left: 1em; }
 math { font-size: 1.08em; }
-math[display="block"] { margin: .6em 0; overflow-x: auto; }
+math[display="block"] { margin: .6em 0; padding: .2em 0; overflow-x: auto; overflow-y: hidden; }
 .math-error { color: #b00020; background: #fde7ea; font-family: monospace; }
 strong.v-falls, strong.v-refuted { color: #b00020; }
 strong.v-stands, strong.v-confirmed { color: #1b7a2e; }

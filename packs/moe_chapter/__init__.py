@@ -23,6 +23,7 @@ PACK = Pack(
     noun="chapter",
     order=texts.ORDER,
     headline=headline.ITEMS,
+    statements=headline.STATEMENTS,
     budgets=budgets.BUDGETS,
     symbols={"tau": "τ", "sigma2": "σ²"},
     source_note=texts.SOURCE_NOTE,

@@ -36,3 +36,6 @@ ITEMS = (
                         ("τ -> 0 gives one-hot, τ -> ∞ uniform", ("softmax.temperature",)),
                         ("global-norm clipping, c usually 1.0", ("clipping.global_norm",)))),
 )
+
+# The chapter's theorems, each a line of the per-statement status table.
+STATEMENTS = tuple(item for item in ITEMS if item.key.startswith("thm"))

@@ -292,11 +292,12 @@ def test_the_bottom_line_follows_the_verdicts_and_drops_a_cause_whose_entries_st
     assert "Proposition 4 (Monte Carlo) stands" in found[0].text
     assert "Proposition 1 (Monte Carlo) falls" in found[0].text
     # the lemma chain is no headline result: it has a clause of its own
-    assert "In the proof chain behind them (Lemmas 1-16, Corollary 1), of 1 lemmas, 1 falls" in found[0].text
+    assert "Of the 1 lemmas behind them (Lemmas 1-16, Corollary 1), 1 falls" in found[0].text
     cause = found[1]
     assert cause.slips == ("lemma3.expert_moves", "prop1.models_keep_moving") and cause.entries == (lemma3.key,)
     assert "the expert moves (" in cause.text and "more text" not in cause.text
-    assert "breaks Proposition 1" in cause.text and "1 slip follows from it" in cause.text
+    # the slips that follow from it are named by the sentence's record, counted in the root-cause table
+    assert "breaks Proposition 1" in cause.text and "follows from it" not in cause.text
     # the same slips, but Lemma 3's entry no longer decides: its sentence goes
     undecided = (replace(lemma3, verdict="inconclusive"),) + results[1:]
     without = bottom_line.sentences(run_of(*undecided, slips=slips))
@@ -317,7 +318,11 @@ def test_the_bottom_line_has_at_most_ten_sentences():
         slips.append(Slip(f"{claim}.slip", claim, "false statement", "-", "h", "-", entries=(res.key,)))
     found = bottom_line.sentences(run_of(*results, slips=slips))
     assert len(found) <= bottom_line.MAX_SENTENCES and found[0].kind == "verdicts"
-    assert sum(s.kind == "cause" for s in found) == bottom_line.MAX_CAUSES
+    # the paper's pack asks for three (its first screen also holds the C1-C6 table); the machinery's default is four
+    from moecl_verify.checks import pack as packs
+
+    assert packs.get("moe-cl").bottom_line_causes == 3 < bottom_line.MAX_CAUSES
+    assert sum(s.kind == "cause" for s in found) == 3
 
 
 def test_an_answer_says_part_by_part_what_held_with_the_measured_differences():

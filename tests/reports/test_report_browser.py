@@ -118,6 +118,39 @@ SCRIPT_OPENS = """() => {
     return {id, open: target.closest('details').open, top: target.getBoundingClientRect().top};
 }"""
 
+# Every table and display formula with every section open: none needs a horizontal scroll at the viewport's
+# width, and no formula shows scroll arrows (a box whose content overflows it either way).
+LAYOUT = """() => {
+    document.querySelectorAll('details').forEach(d => { d.open = true; });
+    const head = t => (t.querySelector('th') || t).textContent.trim().slice(0, 50);
+    return {
+        tables: document.querySelectorAll('table').length,
+        wide_tables: Array.from(document.querySelectorAll('table'))
+            .filter(t => t.scrollWidth > t.clientWidth + 1).map(t => head(t) + ' (' + t.scrollWidth + ' px)'),
+        // a box scrolls (and shows arrows) along an axis whose overflow is auto or scroll and whose content
+        // overflows it
+        scrolling_math: Array.from(document.querySelectorAll('math[display="block"]')).filter(m => {
+            const style = getComputedStyle(m), scrolls = v => v === 'auto' || v === 'scroll';
+            return (scrolls(style.overflowX) && m.scrollWidth > m.clientWidth + 1)
+                || (scrolls(style.overflowY) && m.scrollHeight > m.clientHeight + 1);
+        }).map(m => m.textContent.slice(0, 50)),
+    };
+}"""
+
+# Each link of the bottom line followed from a page with every section closed: its target is shown.
+BOTTOM_LINKS = """() => Array.from(document.querySelectorAll('h2')).filter(h => h.textContent.trim() === 'Bottom line')
+    .flatMap(h => Array.from(h.nextElementSibling.querySelectorAll('a[href^="#"]'))).map(a => a.getAttribute('href'))"""
+
+FOLLOWED = """(href) => {
+    const target = document.getElementById(decodeURIComponent(href.slice(1)));
+    if (!target) { return {href, target: false}; }
+    const r = target.getBoundingClientRect();
+    const hidden = Array.from(document.querySelectorAll('details')).some(d => !d.open && d.contains(target)
+        && !d.querySelector(':scope > summary').contains(target));
+    // an anchor is an empty element: shown when no closed section hides it and it is scrolled into the screen
+    return {href, target: true, shown: !hidden && r.top >= -2 && r.top < window.innerHeight};
+}"""
+
 OPENED = """async () => {
     document.querySelectorAll('details').forEach(d => { d.open = true; });
     const images = Array.from(document.images);
@@ -208,8 +241,18 @@ def page_report(smoke_run, tmp_path_factory):
             # <details> holding the target by itself; other browsers may not): a hash set without navigating,
             # then the hashchange event the script listens for
             facts["script_opens"] = page.evaluate(SCRIPT_OPENS)
+            # each bottom-line link followed from a page with every section closed
+            followed = []
+            for href in page.evaluate(BOTTOM_LINKS):
+                page.evaluate("() => { document.querySelectorAll('details').forEach(d => { d.open = false; });"
+                              " window.scrollTo(0, 0); }")
+                page.locator(f'h2:has-text("Bottom line") + ul a[href="{href}"]').first.click()
+                page.wait_for_timeout(50)
+                followed.append(page.evaluate(FOLLOWED, href))
+            facts["bottom_links"] = followed
             # every section open: every figure and formula laid out
             facts["opened"] = page.evaluate(OPENED)
+            facts["layout"] = page.evaluate(LAYOUT)
             facts["errors"] = errors
         finally:
             browser.close()
@@ -354,3 +397,17 @@ def test_markup_planted_in_a_results_file_does_not_run(tmp_path):
     assert facts["scripts"] == 1  # the page's own
     assert facts["handlers"] == [] and facts["script_links"] == []
     assert facts["shown"] is True  # the plants are on the page, as text
+
+
+def test_every_bottom_line_link_shows_its_target(page_report):
+    followed = page_report[0]["bottom_links"]
+    assert len(followed) >= 5, followed  # slips, figures, claims
+    assert any(f["href"].startswith("#figure-") for f in followed)  # a figure opens inside the page
+    assert [f for f in followed if not (f["target"] and f["shown"])] == []
+
+
+def test_no_table_or_formula_needs_a_scroll_at_1400_px(page_report):
+    layout = page_report[0]["layout"]
+    assert layout["tables"] > 20
+    assert layout["wide_tables"] == [], f"{len(layout['wide_tables'])} tables scroll: {layout['wide_tables'][:5]}"
+    assert layout["scrolling_math"] == [], layout["scrolling_math"][:5]

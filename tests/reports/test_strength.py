@@ -142,7 +142,7 @@ def test_a_bottom_line_sentence_on_a_reading_says_so_and_never_reads_as_exact():
     verdicts = next(s for s in bottom_line.sentences(run) if s.kind == "verdicts")
     # Lemma 3 (in the chain of lemmas, counted in a clause of its own) falls on its exact entry, on which the
     # reading slip rests: the sentence is as sure as its least sure part
-    assert "In the proof chain behind them (Lemmas 1-16, Corollary 1)" in verdicts.text
+    assert "lemmas behind them (Lemmas 1-16, Corollary 1)" in verdicts.text
     assert verdicts.strength == "reading"
     # the same slip undeclared: exact root, and what it breaks through Proposition 1's sampled slip says so
     plain = reading_run(declared=False)

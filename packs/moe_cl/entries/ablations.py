@@ -63,10 +63,10 @@ class Removal:
 
 # Proposition 3's root cause (claims/router/prop3.py): tasks routed outside their eq. (11) sets after the freeze.
 ROUTING = Removal("prop3.routing_outside_sets", "routing outside the expert sets after T1", {"router": SETS_AFTER_T1})
-LEMMA3 = Removal("lemma3.expert_moves", "the step of an expert given its own task again (Lemma 3 imposed)",
+LEMMA3 = Removal("lemma3.expert_moves", "the expert's step on its own task again (Lemma 3 imposed)",
                  {"expert_step": STILL_ON_REPEAT})
 FEATURES = Removal("lemma16.definition1", "Definition 1's features (Gaussian ones instead)", {"features": "gaussian"})
-SAME_TASK = Removal("prop4.appH.same_task_gap", "Appendix H's same-task term (eq. (19) with the derived summand)",
+SAME_TASK = Removal("prop4.appH.same_task_gap", "Appendix H's same-task term from eq. (19)",
                     formula=True)
 CAUSE = ROUTING.cause
 
