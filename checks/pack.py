@@ -133,6 +133,8 @@ class Pack:
     swept_symbol: str = "x"
     # How the reports spell symbols the claims write in ASCII (word -> symbol), in prose only.
     symbols: Mapping[str, str] = field(default_factory=dict)
+    # How the main body names an entry's feature model (its key's ``features``), e.g. "Definition 1's features".
+    words: Mapping[str, str] = field(default_factory=dict)
     # Said on the report's first screen (e.g. how the source text was damaged) and beside the slip audit.
     source_note: str = ""
     slip_caveat: str = ""

@@ -30,7 +30,7 @@ from typing import Mapping
 
 from moecl_verify.checks import strength
 from moecl_verify.checks.kinds.mean import least_margin
-from moecl_verify.checks.kinds.proportion import count_text, decisive_count
+from moecl_verify.checks.kinds.proportion import decisive_count
 from moecl_verify.checks.model import RunResult
 from moecl_verify.checks.pack import HeadlineItem, Pack
 from moecl_verify.reports.document import pack_of
@@ -108,30 +108,38 @@ def _num(x, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}g}"
 
 
-def _where(res) -> str:
-    return ", ".join(b for b in (res.key.label, res.key.features) if b)
+def _where(res, pack: Pack | None = None) -> str:
+    """Where an entry sits, in the pack's words where it gives them (``Pack.words``: a feature model's name)."""
+    words = pack.words if pack is not None else {}
+    return ", ".join(b for b in (res.key.label, words.get(res.key.features or "", res.key.features)) if b)
 
 
 def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
     """The decisive number of one entry, in its own units (``pack`` names the swept parameter's symbol),
     after the entry's name unless ``named`` is False."""
     kind = res.evidence_type or "mean"
-    where = _where(res)
+    where = _where(res, pack)
     prefix = "" if not named else f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
     if kind == "exact":
         text = " ".join((res.evidence or "").split())
         return prefix + (text if len(text) <= 170 else text[:167].rsplit(" ", 1)[0] + " ...")
     if kind == "criterion":
-        text = f"decisive case (smallest z) Δ = {_num(res.observed)} ± {_num(res.stderr, 2)} (claimed Δ > 0)"
+        # Δ is the entry's criterion (its formula says what it compares); the claim needs it positive
+        text = (f"criterion margin Δ = {_num(res.observed)} ± {_num(res.stderr, 2)} in its closest case "
+                "(the claim needs Δ > 0)")
         least = least_margin(res)
         if least is not None:
-            text += f"; least margin Δ = {_num(least['observed'])} ({least['case']})"
+            text += f"; smallest margin Δ = {_num(least['observed'])} ({least['case']})"
         return prefix + text
     if kind == "proportion":
         claimed = res.config.get("null") or f"P = {_num(res.expected)}"
         row = decisive_count(res)
-        measured = count_text(row) if row else f"{_num(res.observed)} ± {_num(res.stderr, 2)}"
-        return prefix + f"P(event) = {measured}; claimed: {claimed}"
+        if row:
+            measured = (f"the event held in {row['successes']} of {row['trials']} runs (99% Wilson interval "
+                        f"[{_num(row['low'])}, {_num(row['high'])}])")
+        else:
+            measured = f"the event's probability {_num(res.observed)} ± {_num(res.stderr, 2)}"
+        return prefix + f"{measured}; claimed: {claimed}"
     if kind == "scaling":
         cfg = res.config
         interval = cfg.get("exponent_interval")
@@ -274,7 +282,7 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     resolution = ""
     if undecided and verdict in (PARTLY, OPEN):
         r = undecided[0]
-        where = _where(r)
+        where = _where(r, pack)
         decided = sum(1 for x in statement if x.verdict in ("confirmed", "refuted"))
         resolution = (f"{decided} of {len(statement)} entries decided; `{r.id}`{f' ({where})' if where else ''} is not: "
                       + _resolution(r).lstrip("; ").replace("the run could", "it could"))

@@ -61,5 +61,6 @@ PACK = Pack(
     requests=requests.requests,
     # three, so that the bottom line and the C1-C6 table fit report.html's first screen at 1400 x 1000
     bottom_line_causes=3,
+    words={"definition1": "Definition 1's features", "gaussian": "Gaussian features"},
     default=True,
 )

@@ -374,7 +374,8 @@ def test_a_cause_sentence_takes_the_effect_of_a_derived_slip_and_else_its_decisi
     run, _ = eq20_run(summary="")
     cause = bottom_line.sentences(run)[1]
     assert cause.text.startswith("Section 5.1, Theorem 1, eq. (20): the bound fails in expectation "
-                                 "(decisive case (smallest z) Δ = 0.1 ± 0.01 (claimed Δ > 0)). It breaks")
+                                 "(criterion margin Δ = 0.1 ± 0.01 in its closest case (the claim needs Δ > 0)). "
+                                 "It breaks")
 
 
 def test_a_cause_sentence_goes_when_its_entries_stop_deciding_and_results_json_says_the_same():

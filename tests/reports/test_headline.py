@@ -201,11 +201,12 @@ def test_a_criterion_names_its_decisive_case_and_the_least_margin_where_they_dif
     res = replace(entry("c2", "confirmed", observed=0.1965), horizons=cases)
     assert least_margin(res) is None  # the decisive case is the least margin: nothing to add
     text = headline.entry_evidence(res)
-    assert "decisive case (smallest z) Δ = 0.197" in text and "least margin" not in text
+    assert "criterion margin Δ = 0.197 ± 0.01 in its closest case (the claim needs Δ > 0)" in text
+    assert "smallest margin" not in text
     decisive_is_not_least = replace(res, observed=0.26, horizons=[dict(cases[0], z=2.0), dict(cases[1], z=3.93)])
     assert least_margin(decisive_is_not_least)["case"] == "M=20"
     text = headline.entry_evidence(decisive_is_not_least)
-    assert "Δ = 0.26" in text and "least margin Δ = 0.197 (M=20)" in text
+    assert "Δ = 0.26" in text and "smallest margin Δ = 0.197 (M=20)" in text
     row = markdown.render(run_of(decisive_is_not_least))
     assert "(least: 0.1965, M=20)" in row
 
@@ -220,7 +221,7 @@ def test_a_proportion_reads_as_its_count_with_the_wilson_interval():
     res = replace(entry("lemma8", "confirmed", evidence_type="proportion", observed=0.0),
                   config={"features": "gaussian", "probabilities": [row], "null": "P >= 0.9"})
     text = headline.entry_evidence(res)
-    assert "P(event) = 0/200 = 0, 99% Wilson interval [0, " in text and "± 0.01" not in text
+    assert "the event held in 0 of 200 runs (99% Wilson interval [0, " in text and "± 0.01" not in text
     assert hi == pytest.approx(0.0322, abs=2e-3)  # 99% Wilson upper bound for 0 of 200: z^2/(n + z^2)
     assert "0/200 = 0, 99% Wilson interval" in markdown.render(run_of(res))
 
@@ -265,7 +266,7 @@ def test_a_root_cause_leads_with_the_slips_that_follow_from_it():
     rows = [line for line in table.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
     # the main table holds the error that breaks results; the notation slip goes to the details' second list
     assert len(rows) == 1 and "`lemma3.expert_moves`" in rows[0] and "2 slips follow from it" in rows[0]
-    assert "`lemma3` (gaussian)" in rows[0] and rows[0].endswith("| Proposition 1, Theorem 1 |")
+    assert "`lemma3` (Gaussian features)" in rows[0] and rows[0].endswith("| Proposition 1, Theorem 1 |")
     assert "The other 1 root causes are listed in the details" in table and "| 2 " not in table
     other = text[text.index("## Other slips"):text.index("## Slip audit")]
     assert "### Notation and transcription" in other and "[`aaa.notation`](#slip-aaa-notation)" in other
