@@ -23,6 +23,8 @@ A pack may also declare the claims of an independent reading of its document
 
 from __future__ import annotations
 
+import re
+
 import csv
 import io
 from dataclasses import dataclass
@@ -121,6 +123,11 @@ def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
     where = _where(res, pack)
     prefix = "" if not named else f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
     if kind == "exact":
+        instance = res.config.get("counterexample") if isinstance(res.config, dict) else None
+        if isinstance(instance, dict) and instance.get("premises") is not None and res.verdict == "refuted":
+            # a structured counterexample is shown whole, in the document's quantities (the premises it meets are
+            # named in the entry's section and in its slip)
+            return prefix + instance_text(instance, premises=False)
         text = " ".join((res.evidence or "").split())
         return prefix + (text if len(text) <= 170 else text[:167].rsplit(" ", 1)[0] + " ...")
     if kind == "criterion":
@@ -158,6 +165,33 @@ def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
     return prefix + f"measured {_num(res.observed)} ± {_num(res.stderr, 2)} against the formula's {_num(res.expected)}"
 
 
+def _short_reading(text: str) -> str:
+    """A reading's name up to its first parenthesis or semicolon."""
+    return re.split(r" \(|;", text, maxsplit=1)[0].strip()
+
+
+def instance_text(instance: dict, premises: bool = True) -> str:
+    """A structured counterexample (``config["counterexample"]``) in words: its vectors as ``x_1 = (..)``, its
+    sequences as ``x = (..)``, its numbers as ``x = v``, then the premises it satisfies.  Generic: the keys are
+    the document's quantities as the pack stored them."""
+    vectors, sequences, numbers = [], [], []
+    for key, value in instance.items():
+        # the two sides follow from the rest (their difference is the slack, which is shown)
+        if key in ("premises", "slack_searched", "lhs", "rhs"):
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+            vectors += [f"{key}_{i} = ({', '.join(map(str, v))})" for i, v in enumerate(value, 1)]
+        elif isinstance(value, list):
+            sequences.append(f"{key} = ({', '.join(map(str, value))})")
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            numbers.append(f"{key} = {value}")
+    names = [p.get("name", "") for p in instance.get("premises") or () if isinstance(p, dict)]
+    if not premises:
+        return "exact counterexample inside the premises: " + ", ".join(vectors + sequences + numbers)
+    text = "exact counterexample: " + ", ".join(vectors + sequences + numbers)
+    return text + (f"; inside the premises: {', '.join(names)}" if names else "")
+
+
 def _strength(res) -> tuple:
     """Order refutations by how decisive they are: entries that hold under every reading first, then
     exact ones, then the smallest p-value."""
@@ -181,9 +215,10 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
     if verdict == DEPENDS:
         held = [r for r in statement if r.verdict != "refuted" and reading(r) is not None
                 and reading(r) not in {reading(x) for x in refuted}]
-        text = f"refuted read as \"{reading(refuted[0])}\": " + entry_evidence(refuted[0], pack)
+        # a reading named by its first clause: its whole wording is in the entry's section
+        text = f"refuted read as \"{_short_reading(reading(refuted[0]))}\": " + entry_evidence(refuted[0], pack)
         if held:
-            text += f"; read as \"{reading(held[0])}\": {held[0].verdict}"
+            text += f"; read as \"{_short_reading(reading(held[0]))}\": {held[0].verdict}"
         return text
     if verdict == STANDS:
         return f"all {n} entries confirmed; " + entry_evidence(confirmed[0], pack)
