@@ -312,6 +312,16 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
             bits.append(f"{said}: {part}" + (f" ({strength.short(*how)})" if how[0] else ""))
         per_part = "; ".join(bits)
         evidence = f"By part: {per_part}. {evidence}"
+    if verdict == FALLS and not item.parts:
+        # a line that falls says which of its claims stand
+        by_claim: dict[str, list] = {}
+        for r in statement:
+            by_claim.setdefault(r.id, []).append(r)
+        summaries = {c["id"]: c.get("summary", "") for c in run.claims}
+        standing = [(cid, summarize(rs)) for cid, rs in by_claim.items() if summarize(rs) in (STANDS, PARTLY)]
+        if standing and len(by_claim) > 1:
+            evidence += "; what stands: " + "; ".join(
+                f"{(summaries.get(cid) or cid).rstrip('.')} ({v})" for cid, v in standing)
     first = decisive_entry(entries, item.claims, pack)
     undecided = [r for r in statement if r.verdict == "inconclusive"]
     resolution = ""

@@ -390,3 +390,15 @@ def test_an_open_line_says_what_the_run_could_have_detected():
     row = next(r for r in headline.rows(run_of(undecided))[0] if r.item.title == "Figure 4")
     assert row.verdict == headline.OPEN
     assert row.evidence.endswith("; the run could have detected a discrepancy of 0.012 or more with 200 replicates")
+
+
+def test_a_line_that_falls_says_which_of_its_claims_stand():
+    run = run_of(entry("fig2.termination_converges", "refuted"), entry("fig2.no_termination_higher", "confirmed"),
+                 entry("fig2.moe_beats_single", "inconclusive"))
+    fig2 = next(r for r in headline.rows(run)[0] if r.item.title == "Figure 2")
+    assert fig2.verdict == headline.FALLS
+    assert fig2.evidence.endswith("; what stands: fig2.no_termination_higher (stands)")
+    # nothing stands: nothing said
+    run = run_of(entry("fig2.termination_converges", "refuted"), entry("fig2.moe_beats_single", "inconclusive"))
+    fig2 = next(r for r in headline.rows(run)[0] if r.item.title == "Figure 2")
+    assert "what stands" not in fig2.evidence
