@@ -13,7 +13,7 @@ The pack imports nothing from the paper's pack (``moe_cl``); it shares only the 
 from __future__ import annotations
 
 from moecl_verify.checks.pack import Pack
-from moecl_verify.packs.moe_chapter import budgets, headline, texts
+from moecl_verify.packs.moe_chapter import budgets, headline, requests, texts
 
 PACK = Pack(
     name=texts.NAME,
@@ -24,6 +24,7 @@ PACK = Pack(
     order=texts.ORDER,
     headline=headline.ITEMS,
     statements=headline.STATEMENTS,
+    requests=requests.requests,
     budgets=budgets.BUDGETS,
     symbols={"tau": "τ", "sigma2": "σ²"},
     source_note=texts.SOURCE_NOTE,
