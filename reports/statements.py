@@ -39,6 +39,10 @@ TEXT_ONLY = frozenset({"notation", "transcription"})
 
 @dataclass(frozen=True)
 class StatusRow:
+    """One statement's line: its title and what it says, its status (one of :data:`STATUSES`), the headline
+    results whose proofs use it, those that correcting it changes, its slips, and whether it is itself a headline
+    result."""
+
     title: str
     statement: str
     status: str
