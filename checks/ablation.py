@@ -270,7 +270,9 @@ def effect_for(cause_id: str, slip) -> str | None:
         if not alone:
             return slip.effect or None
         top = max(alone, key=lambda a: abs(a.share) if a.share is not None else 0.0)
-        return explained([a for a in records if (a.cause, a.together, a.quantity) == (top.cause, (), top.quantity)])
+        share = explained([a for a in records if (a.cause, a.together, a.quantity) == (top.cause, (), top.quantity)])
+        # its own size first (a sentence cut at the semicolon keeps only that), then the other cause's share
+        return f"{slip.effect}; {share}" if slip.effect else share
     if records:
         return remainder(records)
     return slip.effect or None

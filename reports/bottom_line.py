@@ -147,7 +147,7 @@ def _verdicts(run: RunResult) -> list[Sentence]:
         total, _, rest = counts.removeprefix("of ").partition(": ")
         parts = rest.split("; ")
         said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-        text += f" Of the {total} behind them ({members.item.title}), {said}."
+        text += f" Of the {total} behind them ({members.item.title}), {said} (their statements' verdicts)."
     return [Sentence("verdicts", text, strength=how[0], strength_note=how[1])]
 
 

@@ -235,8 +235,10 @@ def _headline(add, run: RunResult) -> None:
     roots = consequence.root_causes(run)
     add("## What stands and what falls")
     add("")
-    legend = (f"**falls** = an entry of the statement as printed refuted under every reading; **depends on the "
-              f"reading** = refuted under one reading the {noun} leaves open, not another; **stands** = every entry "
+    legend = (f"**falls** = an entry of the statement as printed refuted under every reading of the statement; "
+              f"**depends on the reading** = refuted under one reading the {noun} leaves open, not another (the label "
+              "in parentheses says how sure the refutation is, and names a reading of the model it rests on where the "
+              f"{noun} is silent); **stands** = every entry "
               "confirmed; **partly confirmed** = some confirmed, none refuted; **open** = none decided. Proof steps, "
               "corrections and derived forms are reported below but do not decide these lines.")
     if reading:

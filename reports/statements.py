@@ -5,8 +5,9 @@ headline result.
 The status, from the statement's own entries (not its proof steps) and the slips of its claims:
 
 * *holds*: every entry of the statement confirmed, no slip in its proof;
-* *holds with a corrected constant or step*: the statement confirmed (or refuted only by a wrong constant or an
-  inequality's direction, so that a corrected form stands), with a slip in a constant or a step of its proof;
+* *holds with a corrected constant or step*: the statement confirmed, with a slip in a constant or a step of its
+  proof; *false as printed, holds with a corrected constant*: refuted only by a wrong constant, an inequality's
+  direction or a step, so that a corrected form stands;
 * *false*: an entry of the statement refuted under every reading, by a slip that is not a constant or a
   direction; *false under one reading*: refuted under one reading the text leaves open;
 * *not checkable*: the text cannot be checked as written; *not settled*: nothing decided at this budget.
@@ -26,11 +27,12 @@ from moecl_verify.reports.document import pack_of
 
 HOLDS = "holds"
 CORRECTED = "holds with a corrected constant or step"
+FALSE_CORRECTABLE = "false as printed, holds with a corrected constant"
 FALSE = "false"
 FALSE_ONE_READING = "false under one reading"
 NOT_CHECKABLE = "not checkable"
 NOT_SETTLED = "not settled"
-STATUSES = (HOLDS, CORRECTED, FALSE, FALSE_ONE_READING, NOT_CHECKABLE, NOT_SETTLED)
+STATUSES = (HOLDS, CORRECTED, FALSE_CORRECTABLE, FALSE, FALSE_ONE_READING, NOT_CHECKABLE, NOT_SETTLED)
 # Slips after which a corrected form of the statement still stands (its constant, the direction of one inequality,
 # one step of its proof), and those that say nothing about the statement's truth.
 CORRECTABLE = frozenset({"wrong constant or exponent", "inequality direction", "false intermediate step"})
@@ -56,7 +58,7 @@ def _status(verdict: str, own_slips) -> str:
     classes = {s.slip_class for s in own_slips} - TEXT_ONLY
     if verdict == headline.FALLS:
         refuting = {s.slip_class for s in own_slips if s.entries and any(k.is_statement for k in s.entries)}
-        return CORRECTED if refuting and refuting <= CORRECTABLE else FALSE
+        return FALSE_CORRECTABLE if refuting and refuting <= CORRECTABLE else FALSE
     if verdict == headline.DEPENDS:
         return FALSE_ONE_READING
     if verdict in (headline.STANDS, headline.PARTLY):
@@ -109,4 +111,4 @@ def section(run: RunResult, slip_link) -> list[str]:
     return out
 
 
-__all__ = ["CORRECTED", "FALSE", "HOLDS", "NOT_CHECKABLE", "NOT_SETTLED", "STATUSES", "StatusRow", "rows", "section"]
+__all__ = ["CORRECTED", "FALSE", "FALSE_CORRECTABLE", "HOLDS", "NOT_CHECKABLE", "NOT_SETTLED", "STATUSES", "StatusRow", "rows", "section"]

@@ -35,8 +35,8 @@ def rotational_symmetry() -> sp.Eq:
     """The assumption behind eq. (42) and the closed forms (Appendix I.1, 'rotational symmetry'):
     E[P_t | routing, past] = (s/d) I_d."""
     d, s = sp.symbols("d s", integer=True, positive=True)
-    E = sp.Function(r"\mathbb{E}")
-    return sp.Eq(E(sp.MatrixSymbol("P_t", d, d)), s / d * sp.Identity(d), evaluate=False)
+    conditional = sp.Symbol(r"\mathbb{E}[P_t \mid \text{routing}, \text{past}]")
+    return sp.Eq(conditional, s / d * sp.Identity(d), evaluate=False)
 
 
 def _checked(written: sp.Expr, derived: sp.Expr) -> sp.Expr:
@@ -93,9 +93,11 @@ def requests(run) -> list[Request]:
         ("prop4.eq17.s_coefficient", "prop4.appH.same_task_gap"), _forgetting(), "Proposition 4")
     ask("restate", "Correct eq. (18) likewise (the same-task term again; at the paper's r and T the change is "
         "negligible):", ("prop4.eq18.same_task_gap",), _generalization(), "Proposition 4 (negligibly)")
-    ask("restate", "Correct eq. (19): its tau-th summand a_tau, with the same-task term counted as 0, is "
-        "(L_t and L_tau the counts of the expert of round tau; the sum over tau divided by t - 1 is the bound); even so the bound needs the features' "
-        "rotational symmetry.", ("thm1.eq19.bound_fails",), _eq19_summand(), "Theorem 1")
+    ask("restate", "Correct eq. (19)'s summand: with the same-task term counted as 0, its tau-th summand a_tau is "
+        "the expression below (L_t and L_tau the counts of the expert of round tau). It is the derived forgetting "
+        "under the features' rotational symmetry with tasks independent of the routing; Algorithm 1's routing "
+        "depends on the tasks, and in the runs E[F_t] still exceeds the corrected bound, so the bound also needs "
+        "an argument for the routing.", ("thm1.eq19.bound_fails",), _eq19_summand(), "Theorem 1")
     ask("restate", "State the assumption the closed forms of Proposition 4 and Theorem 1 and eq. (42) need, or derive "
         "them for Definition 1's features, which do not satisfy it (the signal column is always in the span of "
         "X_t):", ("lemma16.definition1",), rotational_symmetry(), "Proposition 4, Theorem 1")
@@ -110,8 +112,9 @@ def requests(run) -> list[Request]:
     ask("restate", "Say in which sense eq. (20) holds (in expectation over Algorithm 1's routing; given the tasks "
         "and the routing; or averaged over tasks given the routing) and which routings its premises admit: read "
         "given the routing it fails inside the premises.", ("thm1.eq20.bound_fails",), changes="Theorem 1")
-    ask("restate", "Restrict eq. (22) to the reading in which it holds (in expectation at the realized counts): "
-        "given the task sequence and the routing it fails inside every premise of Theorem 2.",
+    ask("restate", "Say in which reading eq. (22) is meant: in expectation at the realized counts it held on the "
+        "task pools simulated (Monte Carlo), while given the task sequence and the routing it fails on an instance "
+        "satisfying every premise of Theorem 2 the tool checks (exact).",
         ("thm2.eq22.fails_given_routing",), changes="Theorem 2")
     ask("report", "Report the constants behind Figure 2 that the paper does not state: the scale of the feature "
         "signals v_n relative to w_n, the termination threshold Gamma and the number of replicates; the final "

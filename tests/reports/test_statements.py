@@ -34,7 +34,7 @@ def test_each_statement_gets_its_status_uses_and_consequences():
     rows = {r.title: r for r in statements.rows(planted())}
     # only statements with entries in the run, in the paper's order: results first, then the lemmas
     assert list(rows) == ["Proposition 1", "Lemma 2", "Lemma 3", "Lemma 6", "Lemma 9", "Lemma 13"]
-    assert rows["Lemma 2"].status == statements.CORRECTED  # refuted only by its constant: a corrected form stands
+    assert rows["Lemma 2"].status == statements.FALSE_CORRECTABLE  # refuted only by its constant
     assert rows["Lemma 3"].status == statements.FALSE
     assert rows["Lemma 6"].status == statements.HOLDS
     assert rows["Lemma 9"].status == statements.CORRECTED  # confirmed, with a false step in its proof
@@ -47,12 +47,14 @@ def test_each_statement_gets_its_status_uses_and_consequences():
     text = "\n".join(statements.section(planted(), lambda s: f"`{s}`"))
     assert "| **Lemma 3** | what lemma3 says | false | Proposition 1, Theorem 1 | Proposition 1 | `lemma3.moves` |" in text
     assert "| **Proposition 1** | after exploration" in text and "– (a headline result itself)" in text
-    assert text.startswith("Every statement of the paper, one status each (1 holds, 2 holds with a corrected "
-                           "constant or step, 2 false, 1 not settled):")
+    assert text.startswith("Every statement of the paper, one status each (1 holds, 1 holds with a corrected "
+                           "constant or step, 1 false as printed, holds with a corrected constant, 2 false, "
+                           "1 not settled):")
 
 
 def test_the_bottom_line_counts_the_lemma_chain_apart():
     (sentence,) = [s for s in bottom_line.sentences(planted()) if s.kind == "verdicts"]
     assert sentence.text.startswith("Of the paper's one headline result, Proposition 1")
     assert "Lemmas 1-16" not in sentence.text.split(".")[0]
-    assert "Of the 5 lemmas behind them (Lemmas 1-16, Corollary 1), 2 fall, 2 stand and 1 open." in sentence.text
+    assert ("Of the 5 lemmas behind them (Lemmas 1-16, Corollary 1), 2 fall, 2 stand and 1 open (their statements' "
+            "verdicts)." in sentence.text)

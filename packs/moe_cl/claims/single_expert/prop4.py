@@ -289,12 +289,15 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
                 id="prop4.eq17.s_coefficient",
                 strength="transcription",
                 strength_note="Appendix H derives r^t - r^tau, which a displaced superscript would print as r^(t-tau)",
-                entries=keys_of(stated),
+                # no entry: the coefficient is a disagreement between the text and its proof (sympy), and the stated
+                # form's Monte Carlo failure belongs to the same-task term (repairing the coefficient moves it away)
                 location="Section 5, Proposition 4, eq. (17)",
                 slip_class="inconsistency between sections",
                 stated="coefficient of (1/N) sum_n ||w_n||^2 is r^{t-tau} (positive)",
                 holds="r^t - r^tau (negative), as Appendix H derives and as eq. (19) gives at M = 1 (L = t); "
-                "the main-text formula disagrees with its own proof and with Theorem 1's specialization",
+                "the main-text formula disagrees with its own proof and with Theorem 1's specialization. Repairing "
+                "the coefficient alone lowers the formula, further from the measured E[F_t]: the printed form's "
+                "failure is Appendix H's same-task term, not this coefficient",
                 evidence="sympy: stated - corrected summand = "
                 f"{_readable(prop4.forgetting_summand_stated() - prop4.forgetting_summand_corrected())}; "
                 f"Monte Carlo refutes the printed form: {_numbers(stated)}",
@@ -305,7 +308,9 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
             Slip(
                 id="prop4.appH.same_task_gap",
                 summary="Appendix H counts the gap between a task and itself as D instead of 0",
-                entries=keys_of(corrected, derived),
+                # the printed eq. (17) fails by this term: repairing its S coefficient alone moves the formula
+                # further from the measurement (the corrected form is lower than the printed one)
+                entries=keys_of(*(x for x in (stated, corrected, derived) if x is not None)),
                 location="Appendix H (proof of Proposition 4, headed 'Lemma 4'), last step",
                 slip_class="false intermediate step",
                 stated="E||w_{n_j} - w_{n_i}||^2 = (1/N^2) sum_{n != n'} ||w_n' - w_n||^2 for every j, "
