@@ -289,8 +289,10 @@ def forgetting_slips(results: list[ClaimResult]) -> list[Slip]:
                 id="prop4.eq17.s_coefficient",
                 strength="transcription",
                 strength_note="Appendix H derives r^t - r^tau, which a displaced superscript would print as r^(t-tau)",
-                # no entry: the coefficient is a disagreement between the text and its proof (sympy), and the stated
-                # form's Monte Carlo failure belongs to the same-task term (repairing the coefficient moves it away)
+                # its evidence quotes the stated form's refutation, whose size belongs to the same-task term
+                # (repairing the coefficient moves the formula away): that slip rests on the same entry and ranks
+                # first where the run establishes it
+                entries=keys_of(stated),
                 location="Section 5, Proposition 4, eq. (17)",
                 slip_class="inconsistency between sections",
                 stated="coefficient of (1/N) sum_n ||w_n||^2 is r^{t-tau} (positive)",
