@@ -17,6 +17,32 @@ from dataclasses import dataclass
 from moecl_verify.checks.model import Slip
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """Root causes that are one error seen from different sides, declared by the pack (``Pack.clusters``).
+
+    A cause edge says that one slip *follows from* another; a cluster makes no such claim.  It says that several
+    findings, each established on its own (a derived bound, a measured probability, a failed step), describe one
+    error of the document, and names it: ``error`` is that error in one sentence in the document's words.  The
+    reports table the cluster once, under the first of ``lead`` and ``members`` the run established, with the
+    others' slips among its own."""
+
+    lead: str
+    members: tuple[str, ...]
+    error: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "members", tuple(self.members))
+        if not self.lead or not self.members or self.lead in self.members:
+            raise ValueError(f"cluster {self.lead!r}: a lead slip id and other member ids are needed")
+        if not self.error.strip():
+            raise ValueError(f"cluster {self.lead!r}: the error must be said in one sentence")
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return (self.lead, *self.members)
+
+
 class CauseCycle(ValueError):
     """Slips whose declared causes form a cycle."""
 
@@ -87,4 +113,4 @@ def check_acyclic(causes: dict) -> None:
             visit(node)
 
 
-__all__ = ["CauseCycle", "CauseGraph", "check_acyclic", "graph"]
+__all__ = ["CauseCycle", "Cluster", "CauseGraph", "check_acyclic", "graph"]

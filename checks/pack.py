@@ -162,6 +162,9 @@ class Pack:
     # Requests to the authors (:mod:`moecl_verify.checks.requests`): a callable of the run returning the
     # ``Request`` objects, in the order a referee would list them; reports/requests.py numbers and writes them.
     requests: Callable[[Any], list] | None = None
+    # Root causes that are one error seen from different sides (:class:`moecl_verify.checks.causes.Cluster`):
+    # the reports table each cluster once, as one root cause.
+    clusters: tuple = ()
     default: bool = False
 
     def __post_init__(self) -> None:
@@ -169,6 +172,16 @@ class Pack:
             raise ValueError(f"pack name {self.name!r}: lower-case words joined by '-'")
         if not self.beyond_title:
             object.__setattr__(self, "beyond_title", f"Beyond the {self.noun}")
+        from moecl_verify.checks.causes import Cluster
+
+        seen: set[str] = set()
+        for cluster in self.clusters:
+            if not isinstance(cluster, Cluster):
+                raise ValueError(f"pack {self.name!r}: clusters must be checks.causes.Cluster, got {cluster!r}")
+            twice = seen & set(cluster.ids)
+            if twice:
+                raise ValueError(f"pack {self.name!r}: slip {sorted(twice)[0]!r} is in two clusters")
+            seen |= set(cluster.ids)
         if self.budgets:
             from moecl_verify.checks.context import BUDGETS
 

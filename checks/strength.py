@@ -70,7 +70,7 @@ def words(slip: Slip, results: Iterable[ClaimResult]) -> str:
         decided = [by_key[k] for k in slip.entries if k in by_key and by_key[k].verdict in DECIDED]
         exact = sum(not is_sampled(r) for r in decided)
         if exact:
-            out += f"; {exact} of its {len(decided)} decided entries exact"
+            out += f"; {exact} of its {len(decided)} decided checks exact"
     return out
 
 

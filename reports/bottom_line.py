@@ -124,7 +124,7 @@ def _verdicts(run: RunResult) -> list[Sentence]:
     if groups[headline.STANDS]:
         bits.append(f"{_names(groups[headline.STANDS], True)} "
                     f"{'stand' if len(groups[headline.STANDS]) > 1 else 'stands'} "
-                    "(every entry of the statement confirmed)")
+                    "(every check of the statement confirmed)")
     if groups[headline.PARTLY]:
         bits.append(f"{_names(groups[headline.PARTLY], True)} {'are' if len(groups[headline.PARTLY]) > 1 else 'is'} "
                     "partly confirmed (none refuted)")
@@ -250,6 +250,9 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
         if not slip.entries and slip.slip_class in TEXT_CLASSES:
             continue
         text = plain(slip.summary or f"{_place(slip.location)}: {first_clause(slip.holds, 120)}")
+        if rc.error:
+            # one error seen in several findings: its name, then the finding that leads
+            text = f"{plain(rc.error.split(':')[0]).rstrip('.')}: {text[:1].lower()}{text[1:]}"
         effect_slip, effect = rc.effect
         shown = next((s for s in (rc.slip, *(r.slip for r in rc.derived)) if s.id == effect_slip), None)
         figure_of = (shown.entries[0].claim if effect and shown is not None and shown.entries else
@@ -290,12 +293,12 @@ def _open(run: RunResult) -> list[Sentence]:
     unreadable = [row for row in document if row.verdict == headline.NOT_CHECKABLE]
     out = []
     if undecided:
-        out.append(Sentence("open", f"Not settled by this run: {_names(undecided)} (no entry of the statement "
+        out.append(Sentence("open", f"Not settled by this run: {_names(undecided)} (no check of the statement "
                                     "confirmed or refuted at this budget)."))
     if unreadable:
         # not a matter of budget: the statement says too little, or the run lacks what checking it needs
         out.append(Sentence("open", f"Not checkable: {_names(unreadable)} (the reasons are in "
-                                    f"{'its entries' if len(unreadable) == 1 else 'their entries'})."))
+                                    f"{'its checks' if len(unreadable) == 1 else 'their checks'})."))
     return out
 
 

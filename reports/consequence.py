@@ -9,7 +9,9 @@ a slip touches, then by class (``SEVERITY``), then in the document's order.
 
 A *root cause* is a slip that follows from no other slip of the run (:mod:`moecl_verify.checks.causes`);
 it carries the slips that follow from it, and breaks or undercuts every headline result that it or any of
-them does.  Root causes are ranked the same way, with more derived slips first among equals.
+them does.  Root causes the pack declares one error seen from different sides (a cluster) are one root cause.
+Root causes are ranked first by how much of the headline discrepancies their ablations explain, then as
+slips are, with more derived slips first among equals.
 """
 
 from __future__ import annotations
@@ -46,7 +48,11 @@ class RankedSlip:
 
 def claim_of(slip: Slip) -> str:
     """The claim id a slip belongs to: the longest dotted prefix of its id (``a.eq1.fails`` -> ``a``)."""
-    return slip.id.split(".")[0]
+    return claim_of_id(slip.id)
+
+
+def claim_of_id(slip_id: str) -> str:
+    return slip_id.split(".")[0]
 
 
 def consequence(slip: Slip, pack: Pack) -> RankedSlip:
@@ -77,12 +83,41 @@ def ranked_slips(run: RunResult) -> list[RankedSlip]:
 @dataclass(frozen=True)
 class RootCause:
     """A slip no other slip of the run explains, with the slips that follow from it (ranked) and the
-    headline results the whole family breaks or undercuts."""
+    headline results the whole family breaks or undercuts.
+
+    Where the pack declares a cluster (:class:`moecl_verify.checks.causes.Cluster`), the root causes of one
+    cluster are one ``RootCause``: ``slip`` is the first of them in the cluster's order, ``members`` the ids of
+    the others (their slips and those following from them are among ``derived``), and ``error`` the
+    cluster's sentence."""
 
     slip: Slip
     derived: tuple[RankedSlip, ...]
     breaks: tuple[HeadlineItem, ...]
     undercuts: tuple[HeadlineItem, ...]
+    members: tuple[str, ...] = ()
+    error: str = ""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The ids of the slips this cause stands for: its own and its cluster's other roots."""
+        return (self.slip.id, *self.members)
+
+    def _own_records(self) -> list:
+        family = (self.slip, *(r.slip for r in self.derived))
+        return [(s, a) for s in family for a in getattr(s, "ablation", ()) or () if a.cause in self.ids and a.alone]
+
+    @property
+    def explained(self) -> float | None:
+        """How much of the headline discrepancies removing this cause explains: the median, over the ablations
+        of this very cause (alone, not jointly with others) that moved their quantity, of the share removed,
+        held to [0, 1] (a removal that turns a failure into room explains all of it); None where no ablation of
+        it moved anything.  The root causes are ranked by it."""
+        shares = sorted(min(1.0, max(0.0, a.share)) for _, a in self._own_records()
+                        if a.moved and a.share is not None)
+        if not shares:
+            return None
+        mid = len(shares) // 2
+        return shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2
 
     @property
     def effect(self) -> tuple[str, str]:
@@ -94,11 +129,11 @@ class RootCause:
         and a discrepancy that other causes' ablations explain lends this cause only what remains without them."""
         family = (self.slip, *(r.slip for r in self.derived))
         # a measured effect first: the first slip of the family holding an ablation of this very cause
-        for s in family:
-            own = [a for a in getattr(s, "ablation", ()) or () if a.cause == self.slip.id and a.alone]
-            if own:
-                text = ablation.effect_for(self.slip.id, s)
-                return (s.id, text) if text else ("", "")
+        own = self._own_records()
+        if own:
+            s, record = own[0]
+            text = ablation.effect_for(record.cause, s)
+            return (s.id, text) if text else ("", "")
         for s in family:
             text = ablation.effect_for(self.slip.id, s)
             if text is None:
@@ -107,8 +142,26 @@ class RootCause:
         return "", ""
 
 
+def _merge(group: list[RootCause], cluster, order: dict) -> RootCause:
+    lead, others = group[0], group[1:]
+    derived: dict[str, RankedSlip] = {}
+    for rc in group:
+        for r in rc.derived:
+            derived.setdefault(r.slip.id, r)
+    ranked_others = [RankedSlip(rc.slip, rc.breaks, rc.undercuts) for rc in others]
+    for r in ranked_others:
+        derived.setdefault(r.slip.id, r)
+    breaks = tuple(dict.fromkeys(item for rc in group for item in rc.breaks))
+    undercuts = tuple(dict.fromkeys(item for rc in group for item in rc.undercuts if item not in breaks))
+    return RootCause(lead.slip, tuple(sorted(derived.values(), key=lambda r: order[r.slip.id])), breaks, undercuts,
+                     tuple(rc.slip.id for rc in others), cluster.error)
+
+
 def root_causes(run: RunResult) -> list[RootCause]:
-    """The run's root causes, most consequential first."""
+    """The run's root causes, clusters merged, ranked: by how much of the headline discrepancies their
+    ablations explain (:attr:`RootCause.explained`), then a false statement in a headline result first, then
+    by how many headline results they touch, how many slips follow from them, their class and the document's
+    order."""
     pack = pack_of(run)
     cause_graph = causes.graph(run.slips)
     ranked = {s.id: consequence(s, pack) for s in run.slips}
@@ -120,12 +173,19 @@ def root_causes(run: RunResult) -> list[RootCause]:
         breaks = tuple(dict.fromkeys(item for r in family for item in r.breaks))
         undercuts = tuple(dict.fromkeys(item for r in family for item in r.undercuts if item not in breaks))
         out.append(RootCause(root, derived, breaks, undercuts))
+    for cluster in getattr(pack, "clusters", ()):
+        by_id = {rc.slip.id: rc for rc in out}
+        group = [by_id[i] for i in cluster.ids if i in by_id]
+        if len(group) < 2:
+            continue
+        merged = _merge(group, cluster, order)
+        out = [merged if rc is group[0] else rc for rc in out if rc not in group[1:]]
 
     def rank(rc: RootCause) -> tuple:
         family = (rc.slip,) + tuple(r.slip for r in rc.derived)
         breaking = any(r.breaks and r.slip.slip_class in BREAKING for r in (ranked[s.id] for s in family))
         severity = min(SEVERITY.index(s.slip_class) if s.slip_class in SEVERITY else len(SEVERITY) for s in family)
-        return (0 if breaking else 1, -(len(rc.breaks) + len(rc.undercuts)), -len(rc.derived), severity,
-                order[rc.slip.id])
+        return (-(rc.explained or 0.0), 0 if breaking else 1, -(len(rc.breaks) + len(rc.undercuts)),
+                -len(rc.derived), severity, order[rc.slip.id])
 
     return sorted(out, key=rank)

@@ -111,9 +111,11 @@ def _num(x, digits: int = 3) -> str:
 
 
 def _where(res, pack: Pack | None = None) -> str:
-    """Where an entry sits, in the pack's words where it gives them (``Pack.words``: a feature model's name)."""
+    """Where an entry sits, for the main body: its part and its feature model, in the pack's words where it gives
+    them (``Pack.words``).  The task pool and the hidden constant are left to the entry's section: they are
+    repetitions of one setting, not quantities of the document."""
     words = pack.words if pack is not None else {}
-    return ", ".join(b for b in (res.key.label, words.get(res.key.features or "", res.key.features)) if b)
+    return ", ".join(b for b in (res.key.part, words.get(res.key.features or "", res.key.features)) if b)
 
 
 def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
@@ -131,12 +133,16 @@ def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
         text = " ".join((res.evidence or "").split())
         return prefix + (text if len(text) <= 170 else text[:167].rsplit(" ", 1)[0] + " ...")
     if kind == "criterion":
-        # Δ is the entry's criterion (its formula says what it compares); the claim needs it positive
-        text = (f"criterion margin Δ = {_num(res.observed)} ± {_num(res.stderr, 2)} in its closest case "
-                "(the claim needs Δ > 0)")
+        # the margin in the document's quantities where the criterion names one (config "margin"); the claim
+        # needs it positive in every setting compared
+        margin = res.config.get("margin") if isinstance(res.config, dict) else None
+        case = res.config.get("decisive_horizon") if isinstance(res.config, dict) else None
+        at = f" at {case}" if case not in (None, "") else ""
+        named = f"the margin {margin}" if margin else "the claim's margin"
+        text = f"{named} is {_num(res.observed)} ± {_num(res.stderr, 2)}{at} (the claim needs it > 0)"
         least = least_margin(res)
         if least is not None:
-            text += f"; smallest margin Δ = {_num(least['observed'])} ({least['case']})"
+            text += f"; smallest {_num(least['observed'])} at {least['case']}"
         return prefix + text
     if kind == "proportion":
         claimed = res.config.get("null") or f"P = {_num(res.expected)}"
@@ -211,7 +217,7 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
     refuted = _refuted_first(statement, patterns, pack)
     confirmed = [r for r in statement if r.verdict == "confirmed"]
     if verdict == FALLS:
-        return f"{len(refuted)} of {n} entries refuted; " + entry_evidence(refuted[0], pack)
+        return f"{len(refuted)} of {n} checks refuted; " + entry_evidence(refuted[0], pack)
     if verdict == DEPENDS:
         held = [r for r in statement if r.verdict != "refuted" and reading(r) is not None
                 and reading(r) not in {reading(x) for x in refuted}]
@@ -221,14 +227,14 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
             text += f"; read as \"{_short_reading(reading(held[0]))}\": {held[0].verdict}"
         return text
     if verdict == STANDS:
-        return f"all {n} entries confirmed; " + entry_evidence(confirmed[0], pack)
+        return f"all {n} checks confirmed; " + entry_evidence(confirmed[0], pack)
     if verdict == PARTLY:
         rest = [r for r in statement if r.verdict != "confirmed"]
-        return (f"{len(confirmed)} of {n} entries confirmed, {len(rest)} {rest[0].verdict.replace('_', ' ')}; "
+        return (f"{len(confirmed)} of {n} checks confirmed, {len(rest)} {rest[0].verdict.replace('_', ' ')}; "
                 + entry_evidence(rest[0], pack) + _resolution(rest[0]))
     if verdict == NOT_CHECKABLE:
         return entry_evidence(statement[0], pack)
-    return f"{n} entries, none decided; " + entry_evidence(statement[0], pack) + _resolution(statement[0])
+    return f"{n} checks, none decided; " + entry_evidence(statement[0], pack) + _resolution(statement[0])
 
 
 def _refuted_first(statement, patterns: tuple[str, ...], pack: Pack | None) -> list:
@@ -329,7 +335,7 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
         r = undecided[0]
         where = _where(r, pack)
         decided = sum(1 for x in statement if x.verdict in ("confirmed", "refuted"))
-        resolution = (f"{decided} of {len(statement)} entries decided; `{r.id}`{f' ({where})' if where else ''} is not: "
+        resolution = (f"{decided} of {len(statement)} checks decided; `{r.id}`{f' ({where})' if where else ''} is not: "
                       + _resolution(r).lstrip("; ").replace("the run could", "it could"))
     how = verdict_strength(run, statement, verdict, first.key if first is not None else None)
     return HeadlineRow(item, verdict, evidence, ids, tuple(sorted(counts.items())),
@@ -397,7 +403,7 @@ def _span(entries) -> str:
     if not values:
         return ""
     low, high = min(values), max(values)
-    return f"Δ = {_num(low, 2)}" if low == high else f"Δ from {_num(low, 2)} to {_num(high, 2)}"
+    return f"margin {_num(low, 2)}" if low == high else f"margins from {_num(low, 2)} to {_num(high, 2)}"
 
 
 def answer_of(entries) -> str:

@@ -199,22 +199,30 @@ def _finding_table(add, rows, roots, run: RunResult | None = None) -> None:
     add("|---|---|---|---|")
     for row in rows:
         # the item's claims as it names them (a prefix stands for its family), each linked to its first claim
-        links = ", ".join(f"[`{p}`](#{anchor(first)})" for p in row.item.claims
-                          for first in [next((c for c in row.claim_ids if headline.matches(c, (p,))), None)]
-                          if first)
+        links = _links(row.item.claims, row.claim_ids)
         found = _finding(row, roots, run)
         if links:
-            found = (found if found != "–" else "") + f" Entries: {links}."
+            found = (found if found != "–" else "") + f" Details: {links}."
         add(f"| **{row.item.title}** | {_cell(row.item.statement)} | {_verdict_cell(row)} | {found.strip()} |")
     add("")
 
 
+def _links(patterns, claim_ids) -> str:
+    """The first claim a line's evidence comes from, linked, and how many more its section holds: every claim is
+    one click away in the details, and the line stays short."""
+    first = next((c for p in patterns for c in claim_ids if headline.matches(c, (p,))), None)
+    if first is None:
+        return ""
+    more = len(claim_ids) - 1
+    return f"[`{first}`](#{anchor(first)})" + (f" and {more} more" if more else "")
+
+
 def _headline_table(add, rows, first_column: str, statement_column: str, roots=(),
                     run: RunResult | None = None) -> None:
-    add(f"| {first_column} | {statement_column} | verdict | decisive evidence | why (root cause) | entries |")
+    add(f"| {first_column} | {statement_column} | verdict | decisive evidence | why (root cause) | details |")
     add("|---|---|---|---|---|---|")
     for row in rows:
-        links = ", ".join(_link(c) for c in row.claim_ids) if row.claim_ids else "none"
+        links = _links(row.item.claims, row.claim_ids) or "none"
         add(f"| **{row.item.title}** | {_cell(row.item.statement)} | {_verdict_cell(row)} | {_cell(row.evidence)} | "
             f"{_why(row, roots, run)} | {links} |")
     add("")
@@ -235,10 +243,10 @@ def _headline(add, run: RunResult) -> None:
     roots = consequence.root_causes(run)
     add("## What stands and what falls")
     add("")
-    legend = (f"**falls** = an entry of the statement as printed refuted under every reading of the statement; "
+    legend = (f"**falls** = a check of the statement as printed refuted under every reading of the statement; "
               f"**depends on the reading** = refuted under one reading the {noun} leaves open, not another (the label "
               "in parentheses says how sure the refutation is, and names a reading of the model it rests on where the "
-              f"{noun} is silent); **stands** = every entry "
+              f"{noun} is silent); **stands** = every check "
               "confirmed; **partly confirmed** = some confirmed, none refuted; **open** = none decided. Proof steps, "
               "corrections and derived forms are reported below but do not decide these lines.")
     if reading:
@@ -249,7 +257,8 @@ def _headline(add, run: RunResult) -> None:
         _finding_table(add, reading, roots, run)
     add(legend)
     add("")
-    add(f"The {noun}'s headline results, with the entry that decides each:")
+    add(f"The {noun}'s headline results, with the check that decides each (a check is one measurement, derivation "
+        "or search of one statement in one setting; its section in the details gives the whole configuration):")
     add("")
     # the proof chain is not a result: its members are judged one by one in the status table below
     _headline_table(add, [row for row in document if row.item is not pack.chain], "result", f"the {noun} claims",
@@ -270,7 +279,7 @@ def _headline(add, run: RunResult) -> None:
             f"was tested and decided under the same error control (details in [{pack.beyond_title}]"
             f"(#{section_anchor(pack.beyond_title)})):")
         add("")
-        add("| question | answer (hypothesis in the entry's section) | evidence | entries |")
+        add("| question | answer (hypothesis in the details) | evidence | details |")
         add("|---|---|---|---|")
         for row in beyond:
             add(f"| {_cell(row.question)} | {_cell(row.answer)} | {_cell(row.evidence)} | {_link(row.claim_id)} |")
@@ -304,8 +313,8 @@ def _request_link(slip_ids, asked) -> str:
     if not mine:
         return ""
     number, r = next(((n, r) for n, r in mine if r.latex), mine[0])
-    return (f"Corrected statement: [request {number}](#{requests.ANCHOR})." if r.latex else
-            f"Asked of the authors: [request {number}](#{requests.ANCHOR}).")
+    return (f"Corrected in [request {number}](#{requests.ANCHOR})." if r.latex else
+            f"Asked in [request {number}](#{requests.ANCHOR}).")
 
 
 def _slip_overview(add, run: RunResult) -> None:
@@ -323,13 +332,13 @@ def _slip_overview(add, run: RunResult) -> None:
     asked = requests.of(run)
     hygiene = [rc for rc in rest if not _is_text(rc.slip, run)]
     text = [rc for rc in rest if _is_text(rc.slip, run)]
-    add(f"The {len(main)} errors that explain most of what falls, each with the slips that follow from it, ranked by "
-        f"what they break (a false statement in a headline result first, then how many results they touch). "
-        f"Beside each, how sure the finding is. The other {len(rest)} root causes are listed in the details: "
-        f"[proof hygiene](#{OTHER_ANCHOR}) ({len(hygiene)}: wrong constants, steps and lemma-level statements whose "
-        f"headline conclusions do not rest on them alone) and [notation and transcription](#{OTHER_ANCHOR}) "
-        f"({len(text)}: check each against the original); every slip, with its evidence, is in the "
-        "[slip audit](#slip-audit)." + (f" Effects are stated at {pack.configuration}." if pack.configuration else ""))
+    add(f"The {len(main)} errors that explain most of what falls, each with the findings it explains, ranked by how "
+        f"much of the headline discrepancies removing it explains (the same runs with that error alone removed), "
+        f"then by what they break. The other {len(rest)} are in the details: [proof hygiene](#{OTHER_ANCHOR}) "
+        f"({len(hygiene)}: wrong constants, exponents, steps and lemmas, each with the results it touches) and "
+        f"[notation and transcription](#{OTHER_ANCHOR}) ({len(text)}: check each against the original); every slip "
+        "and its evidence is in the [slip audit](#slip-audit)."
+        + (f" Effects are stated at {pack.configuration}." if pack.configuration else ""))
     add("")
     add(f"| # | the error | what holds instead | size at the {pack.noun}'s configuration, or the decisive case | "
         "how sure | it breaks |")
@@ -337,19 +346,24 @@ def _slip_overview(add, run: RunResult) -> None:
     by_key = {r.key: r for r in run.results}
     for i, rc in enumerate(main, 1):
         s = rc.slip
-        summary = plain(s.summary or first_sentence(s.holds))
-        holds = s.holds if len(s.holds) <= 240 else s.holds[:237].rstrip() + "..."
+        summary = plain(rc.error or s.summary or first_sentence(s.holds))
+        width = 120 if rc.members else 200  # a cluster's row also names its other findings
+        holds = " ".join(s.holds.split())
+        holds = holds if len(holds) <= width else holds[:width - 3].rsplit(" ", 1)[0] + "..."
         request = _request_link((s.id, *(r.slip.id for r in rc.derived)), asked)
         first = next((by_key[k] for k in s.entries if k in by_key), None)
         evidence = headline.entry_evidence(first, pack) if first is not None else "the text (no measurement)"
         effect = _effect_cell(rc)
         size = effect if effect != "–" else _cell(_short(evidence, 240))
-        follows = f"; {len(rc.derived)} slip{'s follow' if len(rc.derived) > 1 else ' follows'} from it" if rc.derived else ""
+        # a cluster's other findings, each by its claim (its slip's id is in the link and in the details)
+        seen = "".join(f", [`{consequence.claim_of_id(m)}`](#{slip_anchor(m)})" for m in rc.members)
+        later = len(rc.derived) - len(rc.members)
+        follows = f"; {later} slip{'s follow' if later > 1 else ' follows'} from {'them' if rc.members else 'it'}" if later else ""
         breaks = ", ".join(item.title for item in rc.breaks) or "–"
         if rc.undercuts:
             breaks += "; undercuts " + ", ".join(item.title for item in rc.undercuts)
         holds = holds if holds.endswith((".", "...")) or not request else holds + "."
-        add(f"| {i} | {_cell(summary)} ([`{s.id}`](#{slip_anchor(s.id)}){follows}) | {_cell(holds)}"
+        add(f"| {i} | {_cell(summary)} ([`{s.id}`](#{slip_anchor(s.id)}){seen}{follows}) | {_cell(holds)}"
             f"{f' {request}' if request else ''} | {size} | "
             f"{_cell(cause_words(s, roots, run))} | {breaks} |")
     add("")
@@ -372,6 +386,7 @@ def _other_section(add, run: RunResult) -> None:
     add("## Other slips: proof hygiene, notation and transcription")
     add("")
     caveat = pack_of(run).slip_caveat
+    roots = consequence.root_causes(run)
     for title, rows in (("Proof hygiene", [rc for rc in rest if not _is_text(rc.slip, run)]),
                         ("Notation and transcription", [rc for rc in rest if _is_text(rc.slip, run)])):
         if not rows:
@@ -386,8 +401,10 @@ def _other_section(add, run: RunResult) -> None:
             follows = (" (" + ", ".join(f"[`{r.slip.id}`](#{slip_anchor(r.slip.id)})" for r in rc.derived)
                        + " follow from it)") if rc.derived else ""
             what = plain(s.summary or first_sentence(s.holds))
-            add(f"- [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}; {cause_words(s, consequence.root_causes(run), run)}): "
-                f"{what}{follows}.")
+            touches = "; ".join(([f"breaks {', '.join(i.title for i in rc.breaks)}"] if rc.breaks else []) +
+                                ([f"undercuts {', '.join(i.title for i in rc.undercuts)}"] if rc.undercuts else []))
+            add(f"- [`{s.id}`](#{slip_anchor(s.id)}) ({s.slip_class}; {cause_words(s, roots, run)}): "
+                f"{what}{follows}.{f' It {touches}.' if touches else ''}")
         add("")
 
 
@@ -403,7 +420,10 @@ def _effect_cell(rc) -> str:
     slip_id, text = rc.effect
     if not text:
         return "–"
-    via = "" if slip_id == rc.slip.id else f" (through [`{slip_id}`](#{slip_anchor(slip_id)}))"
+    shown = next((r.slip for r in rc.derived if r.slip.id == slip_id), None)
+    # an ablation's sentence names the quantity it moved: the slip it sits on adds nothing but length
+    via = ("" if slip_id == rc.slip.id or (shown is not None and shown.ablation)
+           else f" (through [`{slip_id}`](#{slip_anchor(slip_id)}))")
     return _cell(text) + via
 
 
@@ -417,7 +437,7 @@ def _run_section(add, run: RunResult) -> None:
     counts = run.counts()
     add("## The run")
     add("")
-    add("| verdict | entries |")
+    add("| verdict | checks |")
     add("|---|---|")
     for v in VERDICTS:
         add(f"| {v} | {counts[v]} |")
@@ -426,11 +446,11 @@ def _run_section(add, run: RunResult) -> None:
     add("")
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
     # What a budget buys is the pack's (its sizes differ by experiment): each entry's configuration says it.
-    add(f"- budget `{meta.get('budget')}`, seed {meta.get('seed')}; each entry's configuration states its own "
+    add(f"- budget `{meta.get('budget')}`, seed {meta.get('seed')}; each check's configuration states its own "
         "replicates")
-    add(f"- family-wise false-fail rate {meta.get('family_false_fail_rate')} over every sampled entry (Holm across "
-        "the run, Bonferroni across horizons or cases within an entry); exact entries carry no rate; power for "
-        f"`min detectable` {meta.get('power')}")
+    add(f"- family-wise false-fail rate {meta.get('family_false_fail_rate')} over every sampled check (Holm across "
+        "the run, Bonferroni across the horizons or settings within a check); exact checks carry no rate; power for "
+        f"the smallest detectable discrepancy {meta.get('power')}")
     add(f"- {len(meta.get('claims', []))} claims: " + ", ".join(f"`{c}`" for c in
                                                               pack_of(run).in_order(meta.get("claims", []))))
     add(f"- {versions}")
@@ -502,7 +522,7 @@ def render_parts(run: RunResult, figures: dict | None = None) -> Report:
     add("")
     counts = run.counts()
     summary = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n)
-    add(f"{len(run.results)} entries ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
+    add(f"{len(run.results)} checks ({summary}) over {len(run.claims)} claims; {len(run.slips)} slips. "
         f"Budget `{run.meta.get('budget')}`, seed {run.meta.get('seed')}.")
     add("")
     for line in bottom_line.markdown(run, figures):

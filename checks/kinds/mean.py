@@ -10,6 +10,7 @@ significantly negative, confirmed when every margin is significantly positive.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -191,6 +192,9 @@ def _result(m, verdict, threshold, worst_mde, decisive, mdes, evidence, hname) -
     ]
     config = dict(m.config)
     config["decisive_horizon"] = decisive.horizon
+    margin = margin_of(m.formula) if m.rule == "positive" else None
+    if margin:
+        config["margin"] = margin
     return ClaimResult(
         id=m.claim_id,
         source=m.source,
@@ -222,6 +226,19 @@ def bound_case(label: int | str, rhs, measured) -> HorizonTest:
     spread = mean_test(measured, 0.0)
     return HorizonTest(label, mean_test(rhs - measured, 0.0),
                        {"rhs": float(rhs.mean()), "measured": spread.observed, "measured_stderr": spread.stderr})
+
+
+def margin_of(formula: str) -> str | None:
+    """What a criterion's margin Delta is, in the document's quantities, so that a report can name it instead of
+    "Δ": the text after the formula's only "Delta = ", up to a bracketed note on the setting (`` [...]``), a
+    note on the draws (`` (paired ...``, ``, paired ...``) or a semicolon.  None where the formula defines no margin or several
+    (one per aspect), which the entry's section then spells out."""
+    if formula.count("Delta = ") != 1:
+        return None
+    found = re.findall(r"Delta = (.+?)(?= \[| \(paired|, paired|;|$)", formula)
+    if not found:
+        return None
+    return found[0].strip().rstrip(",.") or None
 
 
 def least_margin(res: ClaimResult) -> dict | None:

@@ -11,7 +11,8 @@ paper's models live in the shared ``theory/`` and ``numeric/`` layers.
 from __future__ import annotations
 
 from moecl_verify.checks.pack import Pack
-from moecl_verify.packs.moe_cl import answers, budgets, commands, headline, options, requests, schedule, survives, texts
+from moecl_verify.packs.moe_cl import (answers, budgets, clusters, commands, headline, options, requests, schedule,
+                                      survives, texts)
 
 
 def _figures(run) -> list:
@@ -59,6 +60,7 @@ PACK = Pack(
     derived_bounds=_derived_bounds,
     survives=survives.sentences,
     requests=requests.requests,
+    clusters=clusters.CLUSTERS,
     # three, so that the bottom line and the C1-C6 table fit report.html's first screen at 1400 x 1000
     bottom_line_causes=3,
     words={"definition1": "Definition 1's features", "gaussian": "Gaussian features"},

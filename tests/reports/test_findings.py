@@ -205,7 +205,7 @@ def test_a_two_part_reading_whose_parts_contradict_does_not_stand_and_names_each
     assert c2.verdict == headline.FALLS
     # both parts rest on criteria (sampled): each part's verdict says Monte Carlo
     assert c2.by_part == f"{C2_PARTS[0]}: {word[purity]} (Monte Carlo); {C2_PARTS[1]}: {word[errors]} (Monte Carlo)"
-    assert c2.evidence.startswith(f"By part: {c2.by_part}. 1 of 2 entries refuted; ")
+    assert c2.evidence.startswith(f"By part: {c2.by_part}. 1 of 2 checks refuted; ")
     # the report's line: verdict falls, each part's verdict in what the run found
     cells = table_row(markdown.render(run), "| **C2** |")
     assert cells[2] == "**falls** (Monte Carlo)"
@@ -265,9 +265,9 @@ def test_an_answer_names_the_settings_that_disagree_and_says_what_is_not_settled
                  beyond("purity, specializing regime", "inconclusive", [-0.01, 0.02])]
     assert headline.answer_sentence(undecided, PHRASES) == (
         "Top-2 routes less purely (by 0.05) in the paper regime; "
-        "purity: not settled in the specializing regime (Δ from -0.01 to 0.02).")
+        "purity: not settled in the specializing regime (margins from -0.01 to 0.02).")
     nothing = [beyond("purity, paper regime", "inconclusive", [-0.01, 0.02])]
-    assert headline.answer_sentence(nothing, PHRASES) == "Purity: not settled (Δ from -0.01 to 0.02)."
+    assert headline.answer_sentence(nothing, PHRASES) == "Purity: not settled (margins from -0.01 to 0.02)."
     # a setting with one pool decided and one not holds "where decided"; aspects are joined in order
     partly = [beyond("purity, paper regime", "confirmed", [0.05]),
               beyond("purity, paper regime", "inconclusive", [0.01], pool=1),
@@ -278,7 +278,7 @@ def test_an_answer_names_the_settings_that_disagree_and_says_what_is_not_settled
     opposite = [beyond("purity, paper regime", "confirmed", [0.05]),
                 beyond("purity, paper regime", "refuted", [-0.1], pool=1)]
     assert headline.answer_sentence(opposite, PHRASES) == (
-        "Purity: opposite directions across task pools (Δ from -0.1 to 0.05).")
+        "Purity: opposite directions across task pools (margins from -0.1 to 0.05).")
 
 
 def test_flipping_one_verdict_flips_its_setting_only():
@@ -325,7 +325,7 @@ def test_a_cause_sentence_uses_the_slips_summary_and_effect():
     found = bottom_line.sentences(run)
     assert [s.kind for s in found] == ["verdicts", "cause"]
     # every entry is a criterion: each result named with "Monte Carlo"
-    assert found[0].text == ("Of the paper's 3 headline results, Proposition 4 (Monte Carlo) stands (every entry of "
+    assert found[0].text == ("Of the paper's 3 headline results, Proposition 4 (Monte Carlo) stands (every check of "
                              "the statement confirmed); Theorem 1 (Monte Carlo) and Theorem 2 (Monte Carlo) fall.")
     assert (found[0].strength, found[0].strength_note) == ("monte_carlo", "")
     cause = found[1]
@@ -374,7 +374,7 @@ def test_a_cause_sentence_takes_the_effect_of_a_derived_slip_and_else_its_decisi
     run, _ = eq20_run(summary="")
     cause = bottom_line.sentences(run)[1]
     assert cause.text.startswith("Section 5.1, Theorem 1, eq. (20): the bound fails in expectation "
-                                 "(criterion margin Δ = 0.1 ± 0.01 in its closest case (the claim needs Δ > 0)). "
+                                 "(the claim's margin is 0.1 ± 0.01 (the claim needs it > 0)). "
                                  "It breaks")
 
 
@@ -475,8 +475,8 @@ def test_a_result_not_checkable_is_not_called_unsettled_at_this_budget():
     run = run_of(entry("thm1.generalization", "not_checkable", evidence_type="exact"),
                  entry("thm2.generalization", "inconclusive"), entry("prop4.forgetting", "confirmed"))
     opened = [s.text for s in bottom_line.sentences(run) if s.kind == "open"]
-    assert opened == ["Not settled by this run: Theorem 2 (no entry of the statement confirmed or refuted at this "
-                      "budget).", "Not checkable: Theorem 1 (the reasons are in its entries)."]
+    assert opened == ["Not settled by this run: Theorem 2 (no check of the statement confirmed or refuted at this "
+                      "budget).", "Not checkable: Theorem 1 (the reasons are in its checks)."]
 
 
 def test_the_bottom_line_says_what_holds_of_the_independent_reading_and_drops_it_when_nothing_does():

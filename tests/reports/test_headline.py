@@ -90,7 +90,7 @@ def test_decisive_evidence_prefers_a_reading_free_refutation_then_exact_then_the
                entry("thm1.forgetting_early", "refuted", p=1e-5, observed=-0.5),
                entry("thm1.forgetting_early", "refuted", p=1e-9, observed=-0.9)]
     text = headline.decisive(entries, headline.FALLS)
-    assert text.startswith("3 of 3 entries refuted") and "Δ = -0.9" in text
+    assert text.startswith("3 of 3 checks refuted") and "is -0.9 ± 0.01" in text
 
 
 def test_rows_cover_every_headline_result_and_reviewer_claim():
@@ -164,7 +164,7 @@ def test_questions_beyond_the_paper_get_their_own_rows_and_section_after_the_pap
     assert answers["open.top2"]["answer"] == rows["open.top2"].answer and answers["open.top2"]["verdict"] == "falls"
     text = markdown.render(run)
     head = text.split("## Root causes")[0]
-    assert "| question | answer (hypothesis in the entry's section) | evidence | entries |" in head
+    assert "| question | answer (hypothesis in the details) | evidence | details |" in head
     # the section comes after every claim of the paper, the appendix's last lemma included
     assert text.index("## `lemma16`") < text.index("## Beyond the paper") < text.index("## `open.rare_task`")
     assert any(r[0] == "beyond the paper" for r in csv.reader(io.StringIO(headline.to_csv(run))))
@@ -199,14 +199,17 @@ def test_a_criterion_names_its_decisive_case_and_the_least_margin_where_they_dif
     cases = [{"case": "M=5", "observed": 0.26, "stderr": 0.01, "z": 26.0, **row},
              {"case": "M=20", "observed": 0.1965, "stderr": 0.05, "z": 3.93, **row}]
     res = replace(entry("c2", "confirmed", observed=0.1965), horizons=cases)
+    res = replace(res, config={**res.config, "decisive_horizon": "M=20", "margin": "E[G_T | M=1] - E[G_T | M]"})
     assert least_margin(res) is None  # the decisive case is the least margin: nothing to add
     text = headline.entry_evidence(res)
-    assert "criterion margin Δ = 0.197 ± 0.01 in its closest case (the claim needs Δ > 0)" in text
-    assert "smallest margin" not in text
-    decisive_is_not_least = replace(res, observed=0.26, horizons=[dict(cases[0], z=2.0), dict(cases[1], z=3.93)])
+    # the margin named in the document's quantities, at its decisive case; no "Δ"
+    assert "the margin E[G_T | M=1] - E[G_T | M] is 0.197 ± 0.01 at M=20 (the claim needs it > 0)" in text
+    assert "smallest" not in text and "Δ" not in text
+    decisive_is_not_least = replace(res, observed=0.26, horizons=[dict(cases[0], z=2.0), dict(cases[1], z=3.93)],
+                                    config={**res.config, "decisive_horizon": "M=5"})
     assert least_margin(decisive_is_not_least)["case"] == "M=20"
     text = headline.entry_evidence(decisive_is_not_least)
-    assert "Δ = 0.26" in text and "smallest margin Δ = 0.197 (M=20)" in text
+    assert "is 0.26 ± 0.01 at M=5" in text and "smallest 0.197 at M=20" in text
     row = markdown.render(run_of(decisive_is_not_least))
     assert "(least: 0.1965, M=20)" in row
 
@@ -267,7 +270,7 @@ def test_a_root_cause_leads_with_the_slips_that_follow_from_it():
     # the main table holds the error that breaks results; the notation slip goes to the details' second list
     assert len(rows) == 1 and "`lemma3.expert_moves`" in rows[0] and "2 slips follow from it" in rows[0]
     assert "`lemma3` (Gaussian features)" in rows[0] and rows[0].endswith("| Proposition 1, Theorem 1 |")
-    assert "The other 1 root causes are listed in the details" in table and "| 2 " not in table
+    assert "The other 1 are in the details" in table and "| 2 " not in table
     other = text[text.index("## Other slips"):text.index("## Slip audit")]
     assert "### Notation and transcription" in other and "[`aaa.notation`](#slip-aaa-notation)" in other
     assert "### Proof hygiene" not in other
@@ -343,9 +346,9 @@ def test_an_answer_says_part_by_part_what_held_with_the_measured_differences():
         case_entry("forgetting, paper regime", 1, "inconclusive", [0.01]),
         case_entry("generalization, paper regime", 0, "inconclusive", [0.02, -0.01]),
     ])
-    assert answer == ("purity, paper regime: held (Δ from 0.03 to 0.12 over 2 pools); "
-                      "forgetting, paper regime: failed (Δ from -0.48 to 0.01 over 2 pools); "
-                      "generalization, paper regime: not settled (Δ from -0.01 to 0.02)")
+    assert answer == ("purity, paper regime: held (margins from 0.03 to 0.12 over 2 pools); "
+                      "forgetting, paper regime: failed (margins from -0.48 to 0.01 over 2 pools); "
+                      "generalization, paper regime: not settled (margins from -0.01 to 0.02)")
 
 
 def test_a_result_that_falls_says_why_from_its_root_cause():

@@ -76,7 +76,7 @@ def test_a_monte_carlo_finding_says_how_many_of_its_decided_entries_are_exact():
     mixed = slip("s", exact, *sampled, undecided)
     # decided: the exact one and two sampled ones (the undecided exact entry decides nothing)
     assert strength.words(mixed, [exact, *sampled, undecided]) == (
-        "Monte Carlo at the stated configuration; 1 of its 3 decided entries exact")
+        "Monte Carlo at the stated configuration; 1 of its 3 decided checks exact")
     assert strength.words(slip("s", *sampled), sampled) == "Monte Carlo at the stated configuration"
     assert strength.words(slip("s", exact), [exact]) == "exact"
 

@@ -126,7 +126,7 @@ def prop1_slips(results: list[ClaimResult]) -> list[Slip]:
         holds="the routed expert moves by P_t (w_{n_t} - w_{t-1}) in every round where it is not already at w_{n_t}; "
         "an expert that learned more than one task during exploration keeps moving (toward the ground truth of the "
         f"tasks it now receives): it moved in {share_range(moved, 'moves', 'share_of_rounds_with_a_move')} of the "
-        "rounds T1+2..T (by sigma0 and hidden constant), so the event has probability near 0 at every sigma0 tried",
+        "rounds T1+2..T (over the sigma0 tried, with eta = alpha = sigma0^0.5 or half that), so the event has probability near 0 at every sigma0 tried",
         evidence=" | ".join(r.evidence for r in moved),
     )]
 

@@ -119,6 +119,11 @@ _SLIP_TEXT = {
 }
 
 
+def _steps(c: float) -> str:
+    """Algorithm 1's step sizes at hidden constant c, in the paper's symbols (eta = alpha = Theta(sigma0^0.5))."""
+    return "eta = alpha = sigma0^0.5" if c == 1 else f"eta = alpha = {c:g} sigma0^0.5"
+
+
 def slips(results: list[ClaimResult]) -> list[Slip]:
     """One slip per measured gap refuted at every hidden constant (decide.py has already reconciled them)."""
     out = []
@@ -127,16 +132,16 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
         if not entries or any(r.verdict != "refuted" for r in entries):
             continue
         fits = "; ".join(
-            f"c = {r.config['hidden_constant']:g}: {r.observed:.2f} [{r.config['exponent_interval'][0]:.2f}, "
-            f"{r.config['exponent_interval'][1]:.2f}], local exponent {r.config['local_exponents'][1]:.2f} over the "
-            "three smallest sigma0" for r in entries)
+            f"{r.observed:.2f} [{r.config['exponent_interval'][0]:.2f}, "
+            f"{r.config['exponent_interval'][1]:.2f}] with {_steps(r.config['hidden_constant'])} (local exponent "
+            f"{r.config['local_exponents'][1]:.2f} over the three smallest sigma0)" for r in entries)
         span = entries[0].config["sigma0_range"]
         out.append(Slip(
             id=slip_id, location=location, slip_class="wrong constant or exponent", stated=stated,
             strength="reading", strength_note=texts.READING_GATE,
             entries=keys_of(entries),
-            holds=f"fitted exponents {fits}, over sigma0 in [{span[0]:g}, {span[1]:g}] at both hidden constants "
-            "tried, against the claimed exponent; the curve does not bend toward it at the small end",
+            holds=f"fitted exponents {fits}, over sigma0 in [{span[0]:g}, {span[1]:g}], against the "
+            "claimed exponent; the curve does not bend toward it at the small end",
             evidence=" | ".join(r.evidence for r in entries),
         ))
     out.extend(bound_slips(results))

@@ -239,8 +239,9 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
             "probabilities sum to 1, so no task is routed outside M_{n_t} (the proof: between-set gaps are "
             "Theta(sigma0^0.75), far above the routing noise)",
             holds="Algorithm 1's gate freezes a few rounds after T1; after the freeze "
-            f"{share_range(outside, 'outside', 'mean_share_routed_outside')} of tasks are routed outside their eq. "
-            "(11) set (by sigma0 and hidden constant), so the event 'no task outside M_{n_t}' has probability near 0",
+            f"{share_range(outside, 'outside', 'mean_share_routed_outside')} of the rounds route their task outside "
+            "its expert set M_{n_t} of eq. (11) (over the sigma0 tried, with eta = alpha = sigma0^0.5 or half that), "
+            "so the event 'no task outside M_{n_t}' has probability near 0",
             evidence=" | ".join(r.evidence for r in outside) + gap,
         ))
     uniform = [r for r in results if part(r, "(b) equal probability")]

@@ -432,10 +432,10 @@ def generalization_slips(results) -> list[Slip]:
     return [
         Slip(
             id="thm1.eq20.bound_fails",
-            summary="Theorem 1's generalization bound eq. (20) fails"
-            + (" given the tasks and the routing inside its premises, and" if given else "")
-            + " in expectation where its entries refute"
-            + ("; averaged over the tasks, as its proof reads it, the verdict depends on the routings admitted"
+            summary="Theorem 1's eq. (20) fails"
+            + (" given the tasks and the routing, inside its premises, and" if given else "")
+            + " in expectation at Figure 2's configuration"
+            + ("; averaged over the tasks, as its proof reads it, it depends on the routings admitted"
                if averaged and all(r.verdict != "refuted" for r in averaged) else ""),
             entries=keys_of(refuted),
             location="Section 5.1, Theorem 1, eq. (20); proof Appendix I.2",
