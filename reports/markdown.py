@@ -340,7 +340,7 @@ def _slip_overview(add, run: RunResult) -> None:
         "and its evidence is in the [slip audit](#slip-audit)."
         + (f" Effects are stated at {pack.configuration}." if pack.configuration else ""))
     add("")
-    add(f"| # | the error | what holds instead | size at the {pack.noun}'s configuration, or the decisive case | "
+    add(f"| # | the error | what holds instead | size at the {pack.noun}'s configuration, or the deciding measurement | "
         "how sure | it breaks |")
     add("|---|---|---|---|---|---|")
     by_key = {r.key: r for r in run.results}

@@ -48,3 +48,9 @@ READING_TERMINATION = "Algorithm 1's termination rule and gate, eqs. (1)-(2), ab
 READING_GATE = "Algorithm 1's gate, eqs. (1)-(2), absent from the text, and the auxiliary gradient's 1/t"
 READING_FACTOR = "the auxiliary gradient's 1/t, from eq. (7) (Lemma 4's proof prints t)"
 READING_SIGNAL_SCALE = "the unstated scale of v_n (v_n = w_n here) and the termination rule"
+
+
+def steps(c: float) -> str:
+    """Algorithm 1's scalings at hidden constant c (eta = alpha = c sigma0^0.5, lambda = Gamma = c sigma0^1.25), in
+    the paper's symbols, as the slips say which setting a number belongs to."""
+    return "eta = alpha = sigma0^0.5" if c == 1 else f"eta = alpha = {c:g} sigma0^0.5"

@@ -175,7 +175,8 @@ def test_scaling_entry_is_evidence_and_decide_reconciles_the_constants():
     assert "Across hidden constants the verdicts differ" in out[0].evidence
     assert entries.refuted_at_every_constant(out, "a") == []
     assert len(entries.refuted_at_every_constant(out, "b")) == 2
-    assert "c = 1: exponent" in entries.fits(out[2:]) and "(bootstrap s.e.)" in entries.fits(out[2:])
+    assert "(bootstrap s.e.) with eta = alpha = sigma0^0.5;" in entries.fits(out[2:])
+    assert entries.fits(out[2:]).endswith("with eta = alpha = 0.5 sigma0^0.5")
 
 
 def test_probability_entry_tests_the_smallest_sigma0_against_the_calibration():

@@ -112,3 +112,23 @@ def test_every_entry_went_through_the_one_decision_at_the_runs_rate(runs):
         # A rejection is a refutation, unless a hidden constant or the sweep's bend withdrew it.
         assert (e["verdict"] == "refuted") <= rejected
         assert not rejected or e["verdict"] in ("refuted", "inconclusive")
+
+
+# Words of the tool's data model that the main document must not use: it speaks of the paper's quantities
+# (checks, expert sets, task pools drawn, step sizes), never of entries, pools by number, hidden constants or Δ.
+TOOL_WORDS = (" entries", "pool 0", "pool 1", "c = 1", "c = 0.5", "hidden constant", "Δ", "closest case",
+              "smallest z", "decisive case")
+
+
+def test_the_main_document_is_short_and_speaks_the_papers_quantities(runs):
+    out, _, _ = runs
+    text = (out / "report.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= 250
+    long = [(i, len(line)) for i, line in enumerate(lines, 1) if len(line) > 1000]
+    assert not long, f"lines over 1,000 characters: {long}"
+    found = {word: [i for i, line in enumerate(lines, 1) if word in line] for word in TOOL_WORDS}
+    assert not {w: at for w, at in found.items() if at}, found
+    # the requests a referee pastes are their own file, each corrected formula in LaTeX from sympy
+    requests = (out / "requests.md").read_text(encoding="utf-8")
+    assert requests.count("$$") >= 2 * 3 and "1. **" in requests

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from moecl_verify.checks.context import Context
+from moecl_verify.packs.moe_cl import texts
 from moecl_verify.packs.moe_cl.experiments.exploration_sweep import BASE, LEVEL, SIGMA0, SIGMA_T
 from moecl_verify.packs.moe_cl.experiments.pools import POOL_SEED
 from moecl_verify.packs.moe_cl.experiments.sweep_design import DESIGN_NOTE, design_config, fit_sweep
@@ -52,5 +53,5 @@ def refuted_at_every_constant(results: list[ClaimResult], part: str) -> list[Cla
 
 def fits(entries: list[ClaimResult]) -> str:
     """The fitted exponents of one quantity's entries (one per hidden constant), for slip text."""
-    return "; ".join(f"c = {r.config['hidden_constant']:g}: exponent {r.observed:.2f} ± {r.stderr:.2f} "
-                     "(bootstrap s.e.)" for r in entries)
+    return "; ".join(f"exponent {r.observed:.2f} ± {r.stderr:.2f} (bootstrap s.e.) with "
+                     f"{texts.steps(r.config['hidden_constant'])}" for r in entries)

@@ -97,7 +97,7 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
     main = refuted_at_every_constant(results, L8_MAIN)
     if main:
         printed = [r for r in results if r.key.part.startswith(L8_PRINTED)]
-        printed_text = ", ".join(f"{r.verdict} at c = {r.config['hidden_constant']:g} (exponent {r.observed:.2f})"
+        printed_text = ", ".join(f"{r.verdict} with {texts.steps(r.config['hidden_constant'])} (exponent {r.observed:.2f})"
                                  for r in printed)
         ratios = ", ".join(f"{x:.1f}" for x in main[0].config.get("count_variance_over_iid_multinomial", []))
         out.append(Slip(
@@ -111,7 +111,7 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
             f"max_m |f_T1 - 1/M| does not shrink with sigma0: {fits(main)}. Hoeffding needs independent routing "
             f"indicators; under Algorithm 1 they are driven by the gate (routing noise lambda ~ sigma0^1.25 is "
             f"smaller than the gate's steps) and the counts' variance is {ratios} times the i.i.d. multinomial one "
-            f"over the sweep (c = {main[0].config['hidden_constant']:g}). With Lemma 4's printed factor t the "
+            f"over the sweep (with {texts.steps(main[0].config['hidden_constant'])}). With Lemma 4's printed factor t the "
             f"statement's verdicts are: {printed_text or 'not run'}",
             evidence=" | ".join(r.evidence for r in main),
         ))

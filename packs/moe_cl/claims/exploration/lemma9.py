@@ -71,7 +71,7 @@ def slips_lemma9(results: list[ClaimResult]) -> list[Slip]:
         stated="T1 |f_{T1}^(m) - f_{T1}^(m')| = O(eta^-0.5) = O(sigma0^-0.25)",
         holds=f"the routing counts at T1 differ by a fixed fraction of T1 = O(eta^-1): fitted exponents of the 90% "
         f"quantile {fits(step)} (T1 ~ sigma0^-0.5). Lemma 9's conclusion itself: "
-        + ", ".join(f"{r.verdict} at c = {r.config['hidden_constant']:g} (exponent {r.observed:.2f})" for r in main)
+        + ", ".join(f"{r.verdict} with {texts.steps(r.config['hidden_constant'])} (exponent {r.observed:.2f})" for r in main)
         + "; it holds without the count balance the proof uses: by the derived gradient each exploration step is "
         "eta alpha M f_t / t ~ sigma0 / t in size, whatever the counts",
         evidence=" | ".join(r.evidence for r in step),

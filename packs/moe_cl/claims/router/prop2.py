@@ -119,11 +119,6 @@ _SLIP_TEXT = {
 }
 
 
-def _steps(c: float) -> str:
-    """Algorithm 1's step sizes at hidden constant c, in the paper's symbols (eta = alpha = Theta(sigma0^0.5))."""
-    return "eta = alpha = sigma0^0.5" if c == 1 else f"eta = alpha = {c:g} sigma0^0.5"
-
-
 def slips(results: list[ClaimResult]) -> list[Slip]:
     """One slip per measured gap refuted at every hidden constant (decide.py has already reconciled them)."""
     out = []
@@ -133,7 +128,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
             continue
         fits = "; ".join(
             f"{r.observed:.2f} [{r.config['exponent_interval'][0]:.2f}, "
-            f"{r.config['exponent_interval'][1]:.2f}] with {_steps(r.config['hidden_constant'])} (local exponent "
+            f"{r.config['exponent_interval'][1]:.2f}] with {texts.steps(r.config['hidden_constant'])} (local exponent "
             f"{r.config['local_exponents'][1]:.2f} over the three smallest sigma0)" for r in entries)
         span = entries[0].config["sigma0_range"]
         out.append(Slip(
