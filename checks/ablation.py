@@ -272,7 +272,9 @@ def effect_for(cause_id: str, slip) -> str | None:
         top = max(alone, key=lambda a: abs(a.share) if a.share is not None else 0.0)
         share = explained([a for a in records if (a.cause, a.together, a.quantity) == (top.cause, (), top.quantity)])
         # its own size first (a sentence cut at the semicolon keeps only that), then the other cause's share
-        return f"{slip.effect}; {share}" if slip.effect else share
+        # said as another cause's, so that the share is never read as this slip's own effect
+        whose = "most of it has another cause" if (top.share or 0) > 0.5 else "part of it has another cause"
+        return f"{slip.effect}; {whose}: {share}" if slip.effect else f"{whose}: {share}"
     if records:
         return remainder(records)
     return slip.effect or None

@@ -115,13 +115,18 @@ def _where(res, pack: Pack | None = None) -> str:
     them (``Pack.words``).  The task pool and the hidden constant are left to the entry's section: they are
     repetitions of one setting, not quantities of the document."""
     words = pack.words if pack is not None else {}
-    return ", ".join(b for b in (res.key.part, words.get(res.key.features or "", res.key.features)) if b)
+    part = res.key.part
+    if len(part) > 80:  # the entry's whole name heads its section, one link away
+        part = part[:77].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+    return ", ".join(b for b in (part, words.get(res.key.features or "", res.key.features)) if b)
 
 
-def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
+def entry_evidence(res, pack: Pack | None = None, named: bool = True, width: int = 170) -> str:
     """The decisive number of one entry, in its own units (``pack`` names the swept parameter's symbol),
     after the entry's name unless ``named`` is False."""
     kind = res.evidence_type or "mean"
+    if width <= 0:  # the check's name alone: its number is in its section, and the line says enough
+        return f"`{res.id}`"
     where = _where(res, pack)
     prefix = "" if not named else f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
     if kind == "exact":
@@ -131,7 +136,7 @@ def entry_evidence(res, pack: Pack | None = None, named: bool = True) -> str:
             # named in the entry's section and in its slip)
             return prefix + instance_text(instance, premises=False)
         text = " ".join((res.evidence or "").split())
-        return prefix + (text if len(text) <= 170 else text[:167].rsplit(" ", 1)[0] + " ...")
+        return prefix + (text if len(text) <= width else text[:width - 3].rsplit(" ", 1)[0] + " ...")
     if kind == "criterion":
         # the margin in the document's quantities where the criterion names one (config "margin"); the claim
         # needs it positive in every setting compared
@@ -206,7 +211,7 @@ def _strength(res) -> tuple:
     return (one_reading, 0 if exact else 1, res.p_value if res.p_value is not None else 1.0)
 
 
-def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack | None = None) -> str:
+def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack | None = None, width: int = 170) -> str:
     """The line's evidence: counts and the entry that decides it.  Refutations are taken from the first of
     ``patterns`` (the item's claims, most pertinent first) that has one, else in the document's order (the
     pack's)."""
@@ -217,12 +222,13 @@ def decisive(entries, verdict: str, patterns: tuple[str, ...] = (), pack: Pack |
     refuted = _refuted_first(statement, patterns, pack)
     confirmed = [r for r in statement if r.verdict == "confirmed"]
     if verdict == FALLS:
-        return f"{len(refuted)} of {n} checks refuted; " + entry_evidence(refuted[0], pack)
+        return f"{len(refuted)} of {n} checks refuted; " + entry_evidence(refuted[0], pack, width=width)
     if verdict == DEPENDS:
         held = [r for r in statement if r.verdict != "refuted" and reading(r) is not None
                 and reading(r) not in {reading(x) for x in refuted}]
         # a reading named by its first clause: its whole wording is in the entry's section
-        text = f"refuted read as \"{_short_reading(reading(refuted[0]))}\": " + entry_evidence(refuted[0], pack)
+        text = (f"refuted read as \"{_short_reading(reading(refuted[0]))}\": "
+                + entry_evidence(refuted[0], pack, width=width))
         if held:
             text += f"; read as \"{_short_reading(reading(held[0]))}\": {held[0].verdict}"
         return text
@@ -308,7 +314,8 @@ def _row(run: RunResult, item: HeadlineItem, pack: Pack) -> HeadlineRow:
     counts = {}
     for r in entries:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    evidence = decisive(entries, verdict, item.claims, pack)
+    # a line judged part by part already says much: it names its decisive check, whose number is in its section
+    evidence = decisive(entries, verdict, item.claims, pack, width=0 if item.parts else 170)
     per_part = ""
     statement = [r for r in entries if is_statement(r)] or entries
     if item.parts:

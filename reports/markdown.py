@@ -128,7 +128,8 @@ def _why(row, roots, run: RunResult | None = None) -> str:
     if not causes:
         return "–"
     first = causes[0]
-    said = first.summary or bottom_line.first_clause(first.holds, 120)
+    # the slip's whole text is one link away, in the slip audit
+    said = _short(first.summary or bottom_line.first_clause(first.holds, 120), 120)
     text = f"[`{first.id}`](#{slip_anchor(first.id)}): {_cell(said)}"
     return (text + (f" (and {len(causes) - 1} more)" if len(causes) > 1 else "")
             + bottom_line.label(cell_words(first, roots, run)))
@@ -162,7 +163,15 @@ def why_causes(row, roots) -> list:
     touching = [rc for rc in roots if any(headline.matches(s.id, row.item.claims) for s in family(rc))]
     decisive = [rc for rc in touching if row.decisive_key is not None
                 and any(row.decisive_key in s.entries for s in family(rc))]
-    return [rc.slip for rc in decisive + [rc for rc in touching if rc not in decisive]]
+
+    def shown(rc):
+        # a cluster is named by the finding of it that bears on this line (the one resting on its decisive
+        # check, else one in its claims), not by its lead, which may be about another result
+        faces = [s for s in family(rc) if s.id in rc.ids]
+        return next((s for s in faces if row.decisive_key is not None and row.decisive_key in s.entries),
+                    next((s for s in faces if headline.matches(s.id, row.item.claims)), rc.slip))
+
+    return [shown(rc) for rc in decisive + [rc for rc in touching if rc not in decisive]]
 
 
 def _finding(row, roots, run: RunResult | None = None) -> str:
@@ -333,8 +342,8 @@ def _slip_overview(add, run: RunResult) -> None:
     hygiene = [rc for rc in rest if not _is_text(rc.slip, run)]
     text = [rc for rc in rest if _is_text(rc.slip, run)]
     add(f"The {len(main)} errors that explain most of what falls, each with the findings it explains, ranked by how "
-        f"much of the headline discrepancies removing it explains (the same runs with that error alone removed), "
-        f"then by what they break. The other {len(rest)} are in the details: [proof hygiene](#{OTHER_ANCHOR}) "
+        f"much of the headline discrepancy it names removing it explains (the same runs with that error alone "
+        f"removed; a cause no run removed comes after those measured), then by what they break. The other {len(rest)} are in the details: [proof hygiene](#{OTHER_ANCHOR}) "
         f"({len(hygiene)}: wrong constants, exponents, steps and lemmas, each with the results it touches) and "
         f"[notation and transcription](#{OTHER_ANCHOR}) ({len(text)}: check each against the original); every slip "
         "and its evidence is in the [slip audit](#slip-audit)."
@@ -346,7 +355,7 @@ def _slip_overview(add, run: RunResult) -> None:
     by_key = {r.key: r for r in run.results}
     for i, rc in enumerate(main, 1):
         s = rc.slip
-        summary = plain(rc.error or s.summary or first_sentence(s.holds))
+        summary = _short(plain(rc.error or s.summary or first_sentence(s.holds)), 240)
         width = 120 if rc.members else 200  # a cluster's row also names its other findings
         holds = " ".join(s.holds.split())
         holds = holds if len(holds) <= width else holds[:width - 3].rsplit(" ", 1)[0] + "..."

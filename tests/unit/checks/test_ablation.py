@@ -87,7 +87,8 @@ def test_a_planted_two_cause_discrepancy_is_split_between_the_causes_by_their_ab
     both = ablation.explained(records)
     assert both.index("cause A") < both.index("cause B") and " and removing cause B lowers" in both
     # the discrepancy as its own root quotes its own size first, then the share of the cause that explains most
-    assert ablation.effect_for("gap", gap).startswith("the gap is 5; removing cause A lowers the gap from 5 to 2, 60%")
+    assert ablation.effect_for("gap", gap).startswith("the gap is 5; most of it has another cause: removing cause A lowers "
+                                                      "the gap from 5 to 2, 60%")
 
 
 def test_a_joint_removal_is_never_quoted_as_one_causes_effect():

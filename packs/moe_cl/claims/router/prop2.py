@@ -206,6 +206,8 @@ def bound_slips(results: list[ClaimResult]) -> list[Slip]:
         "Theta(sigma0^0.75). This rests on the reading c(t) = 1/t of the auxiliary gradient (derived from eq. 7); "
         "with the factor t printed in Lemma 4's proof the bound is O(sigma0^-0.5) and decides nothing",
         evidence=der.evidence,
+        summary="The update rule bounds every gate-output gap at t1 by O(sigma0 log(1/sigma0)), so Proposition 2's "
+        "between-set gap cannot be Theta(sigma0^0.75)",
     )]
 
 for claim_id, fn, summary in (
