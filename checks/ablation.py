@@ -214,8 +214,11 @@ def explained(records, *, moved_only: bool = False) -> str:
         if shares:
             inner = [f"{_level(moved)} intervals of the share {_pct(bounds)}"] if bounds else []
             inner.append(_cases(moved) + (f" of {len(group)}" if len(moved) < len(group) else ""))
-            whole = "all of it and more (the statement then holds with room): " if min(shares) > 1 else ""
-            text += f", {whole}{_pct(shares)} of it ({', '.join(inner)})"
+            if min(shares) > 1 and bounds and min(bounds) > 1:
+                # past the whole the percentage says nothing a reader needs: the removal turns a failure into room
+                text += f", all of it and more: the statement then holds with room ({_cases(moved)})"
+            else:
+                text += f", {_pct(shares)} of it ({', '.join(inner)})"
         else:
             text += f" ({_cases(moved)})"
         clauses.append(text)

@@ -109,7 +109,11 @@ def test_a_joint_removal_is_never_quoted_as_one_causes_effect():
 def test_a_removal_that_more_than_closes_the_gap_says_so():
     over = ablation.paired("a", "cause A", "the gap", BASELINE, -2.0 + NOISE + E_A)
     text = ablation.explained([over])
-    assert "lowers the gap from 5 to -2, all of it and more (the statement then holds with room): 140% of it" in text
+    assert "lowers the gap from 5 to -2, all of it and more: the statement then holds with room (1 case)" in text
+    assert "%" not in text  # past the whole, a percentage only confuses
+    # a removal whose share's interval reaches below the whole keeps its percentages
+    near = ablation.paired("a", "cause A", "the gap", BASELINE, -0.01 + 3 * NOISE + E_A)
+    assert "% of it" in ablation.explained([near])
 
 
 def test_a_cause_without_its_own_ablation_claims_only_what_remains():
