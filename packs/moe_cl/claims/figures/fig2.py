@@ -136,9 +136,12 @@ def _is_stated(sigma_t: float) -> bool:
     return sigma_t == FIG2["sigma_t"]
 
 
+# The criteria below measure both errors, F_T and G_T, each a case of its own ("F, M=10"): X names the case's.
+X_NOTE = " (X = F or G, as each case names)"
+
 CONVERGES = (
     f"with termination, E[F_T] and E[G_T] at T = {FIG2['T']} fall below {NEAR_ZERO:g} x the single expert's "
-    f"('almost zero'): Delta = {NEAR_ZERO:g} E[X_T | M=1] - E[X_T | M]"
+    f"('almost zero'): Delta = {NEAR_ZERO:g} E[X_T | M=1] - E[X_T | M]{X_NOTE}"
 )
 
 
@@ -268,7 +271,7 @@ def _specializing_no_termination(ctx: Context, pool: int) -> Measurement:
                             _final(specializing.run(ctx, M, True, pool), metric))
              for metric, short in (("forgetting", "F"), ("generalization", "G"))]
     criterion = ("without termination the final errors stay higher: Delta = E[X_T | no termination] - "
-                 "E[X_T | termination] (paired draws)")
+                 "E[X_T | termination]" + X_NOTE + " (paired draws)")
     return _specializing_measurement("fig2.no_termination_higher", criterion, tests, ctx, pool)
 
 
@@ -277,12 +280,13 @@ def _specializing_beats_single(ctx: Context, pool: int) -> Measurement:
     tests = [_margin(f"{short}, M={M}", [(1.0, _final(specializing.run(ctx, 1, True, pool), metric)),
                                          (-1.0, _final(specializing.run(ctx, M, True, pool), metric))])
              for metric, short in (("forgetting", "F"), ("generalization", "G"))]
-    criterion = "MoE with termination beats one expert at T: Delta = E[X_T | M=1] - E[X_T | M]"
+    criterion = "MoE with termination beats one expert at T: Delta = E[X_T | M=1] - E[X_T | M]" + X_NOTE
     return _specializing_measurement("fig2.moe_beats_single", criterion, tests, ctx, pool)
 
 
 def measure_no_termination(ctx: Context) -> list[Measurement]:
-    criterion = "without termination the final errors stay higher: Delta = E[X_T | no termination] - E[X_T | termination] (paired draws)"
+    criterion = ("without termination the final errors stay higher: Delta = E[X_T | no termination] - "
+                 "E[X_T | termination]" + X_NOTE + " (paired draws)")
     out = []
     for k in pool_indices(ctx.sizes):
         tests = []
@@ -296,7 +300,7 @@ def measure_no_termination(ctx: Context) -> list[Measurement]:
 
 
 def measure_moe_beats_single(ctx: Context) -> list[Measurement]:
-    criterion = "MoE with termination beats one expert at T: Delta = E[X_T | M=1] - E[X_T | M]"
+    criterion = "MoE with termination beats one expert at T: Delta = E[X_T | M=1] - E[X_T | M]" + X_NOTE
     out = []
     for k in pool_indices(ctx.sizes):
         tests = []
