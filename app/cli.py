@@ -352,7 +352,7 @@ def cmd_run(args) -> int:
         display.step("writing reports")
         _write_reports(result, folder.staging, formats, cache_dir, shown_as=folder.path)
         out = folder.path
-        _write_run_info(folder.staging, args, elapsed, chunks, records, timings, group_memory)
+        _write_run_info(folder.staging, args, elapsed, chunks, records, timings, group_memory, result)
         done = _commit(folder, result, "run")
     print("\n".join(_closing_lines(result, out, done.names())))
     if args.strict and result.counts()["refuted"]:
@@ -360,7 +360,14 @@ def cmd_run(args) -> int:
     return EXIT_OK
 
 
-def _write_run_info(staging: Path, args, elapsed, chunks, records, timings, group_memory) -> None:
+def _devices(result) -> list[str]:
+    """The devices the run's entries say they were computed on (an entry's config ``device``; entries computed
+    by numpy and sympy name none)."""
+    return sorted({str(r.config["device"]) for r in result.results
+                   if isinstance(r.config, dict) and r.config.get("device")})
+
+
+def _write_run_info(staging: Path, args, elapsed, chunks, records, timings, group_memory, result) -> None:
     run_info = {
         "command": ["moecl-verify", *sys.argv[1:]],
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -371,6 +378,8 @@ def _write_run_info(staging: Path, args, elapsed, chunks, records, timings, grou
         "cache": execution.cache_summary(chunks),
         "claim_records": records or {"enabled": False},
         "claim_seconds": timings,
+        # Where an accelerator computed some entries (deep networks on JAX's default device), which one.
+        "devices": _devices(result),
         # Each lane's group of claims and its peak resident memory, largest first (empty with one lane).
         "lane_memory": sorted(({"claims": g["claims"], "peak_rss_mb": round(g["peak_rss_bytes"] / 1e6)}
                                for g in group_memory), key=lambda g: (-g["peak_rss_mb"], g["claims"])),

@@ -8,11 +8,11 @@ network's outputs and the one-hot label: the squared error summed over the outpu
 samples, as eq. (3) averages ||X^T w - y||^2 over the s samples; gradients come from ``jax.grad``,
 never written by hand.
 
-Determinism: XLA on the CPU with one intra-op thread (set through ``XLA_FLAGS`` before jax is first
-imported, unless the caller already set them), float32 throughout (64-bit mode switched off
+Determinism: XLA on the CPU with one intra-op thread, on a GPU with deterministic reductions (set through
+``XLA_FLAGS`` before jax is first imported, unless the caller already set them), float32 throughout (64-bit mode switched off
 explicitly), and parameters drawn by numpy from the caller's :func:`numeric.seeding.generator_for`
 stream, not by JAX's own PRNG.  The same arguments then give bit-identical results on the same
-machine, whatever process runs them.
+machine and device, whatever process runs them.
 
 Parameters are a flat tuple of arrays in a fixed order (:data:`PARAM_NAMES`), so they travel as plain
 numpy arrays.  Convolutions are written as a product of shifted copies of the input with the kernel
@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import os
 
-# One intra-op thread, CPU only: fixed before jax creates its backend, so results do not depend on the
-# number of cores, and no accelerator is probed.  An explicit setting by the caller is respected.
-_THREAD_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _THREAD_FLAGS).strip()
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Fixed before jax creates its backend; an explicit setting by the caller is respected.  On the CPU, one
+# intra-op thread, so results do not depend on the number of cores; on a GPU, deterministic reductions, so
+# results do not depend on the order in which threads finish, and memory taken as needed rather than most of
+# it at once (the run's claim lanes are separate processes that may share one device).  The device itself is
+# JAX's choice: its default backend (a GPU where a CUDA build of jaxlib is installed; ``JAX_PLATFORMS=cpu``
+# keeps the CPU).
+_FLAGS = {"xla_cpu_multi_thread_eigen": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+          "xla_gpu_deterministic_ops": "--xla_gpu_deterministic_ops=true"}
+for _name, _flag in _FLAGS.items():
+    if _name not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import functools  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -165,8 +171,16 @@ def expert_round(params, x, y_onehot, orders, lr, test_x, test_y, batch: int):
 squared_change_jit = jax.jit(squared_change)
 
 
+def device() -> str:
+    """The device the networks are computed on: JAX's default backend, with its first device's kind where that
+    says more (``"cpu"``, ``"gpu (NVIDIA H200)"``)."""
+    backend, kind = jax.default_backend(), jax.devices()[0].device_kind
+    return backend if kind.lower() == backend else f"{backend} ({kind})"
+
+
 def library_versions() -> dict:
-    """The versions of the libraries the networks are computed with."""
+    """The versions of the libraries the networks are computed with, and the device (results are deterministic
+    for a given device, not across devices)."""
     import jaxlib
 
-    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__}
+    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "device": device()}

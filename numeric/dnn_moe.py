@@ -24,8 +24,10 @@ M (up to ``noise_experts``) and with or without termination share them: comparis
 paired, and results do not depend on how replicates are grouped into chunks.  All experts start from the
 replicate's one initial network (the analogue of w_0^(m) = 0 for every m) and the gate from Theta_0 = 0.
 
-Replicates run one after the other: on the CPU, XLA runs one small network faster than a batch of
-them vectorized over replicates (whose matrix products become batched products).
+Replicates run one after the other.  This is the reference; :mod:`numeric.dnn_batch` advances every
+replicate of a chunk together (the same draws, the same algorithm), which pays on an accelerator: on the
+CPU, XLA runs the batched matrix products of a vectorised batch as loops of the single ones, so one
+replicate after another costs the same.
 """
 
 from __future__ import annotations

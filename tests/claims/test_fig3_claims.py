@@ -159,6 +159,35 @@ def test_gate_parameters_come_from_sigma0_and_the_gate_freezes_after_T1(tiny):
     assert np.all((frozen == 0) | (frozen > cfg["T1"]["4"]))
 
 
+def test_on_an_accelerator_the_runs_take_the_batched_engine_and_get_the_same_results(tiny, monkeypatch):
+    from moecl_verify.numeric import dnn, dnn_batch
+
+    ctx, measured = tiny
+    cfg = measured["fig3.moe_beats_single"][0].config
+    assert cfg["device"] == dnn.device() and cfg["engine"] == ("batched" if dnn_batch.preferred() else "reference")
+    assert f"on {dnn.device()}" in measured["fig3.moe_beats_single"][0].formula
+    used = []
+    real = dnn_batch.dnn_batch_chunk
+
+    def batched_chunk(**kw):
+        used.append(kw["replicates"])
+        return real(**kw)
+
+    monkeypatch.setattr(dnn_batch, "preferred", lambda: True)
+    monkeypatch.setattr(dnn_batch, "dnn_batch_chunk", batched_chunk)
+    fresh = Context(budget=ctx.budget, seed=ctx.seed, sizes=ctx.sizes)  # its own shared runs
+    batched = fig3_runs.run(fresh, "mirrors", 4)
+    assert used == [(0, 1)]  # one chunk of every replicate
+    assert fig3_runs.engine_record()["engine"] == "batched"
+    reference = fig3_runs.run(ctx, "mirrors", 4)
+    for key in ("on", "off"):
+        for name, values in reference[key].items():
+            if values.dtype.kind == "i":  # routing, tasks, freeze rounds: exactly
+                assert np.array_equal(values, batched[key][name]), (key, name)
+            else:  # float32 networks; F_t is a difference of errors of about 1
+                assert np.allclose(values, batched[key][name], rtol=1e-4, atol=1e-5, equal_nan=True), (key, name)
+
+
 def test_epoch_check_compares_the_same_replicates_at_twice_the_epochs(tiny):
     from scipy import stats as sps
 

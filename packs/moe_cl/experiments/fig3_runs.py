@@ -12,7 +12,8 @@ Everything else is a reading or a reduction, listed in ``INTERPRETATIONS`` (each
 data set (scikit-learn's bundled 8 x 8 digits unless ``--mnist`` names MNIST's IDX files), the two task
 definitions, the centering of the gate input, sigma0 as a standard deviation, the widths, the epochs
 (20, not 600), the minibatch, the number of rounds, the replicates, the test-set size.  The engine is
-:mod:`numeric.dnn_moe` (JAX on the CPU, one thread), imported only when the run needs it: without the
+:mod:`numeric.dnn_moe` (JAX, one replicate after another) on the CPU and :mod:`numeric.dnn_batch` (every
+replicate of a chunk together) where JAX's default device is an accelerator, imported only when the run needs it: without the
 ``dnn`` extra the Figure 3 claims say so instead of failing.
 
 Draws: replicate r of task definition ``def`` draws from ``generator_for(ctx.seed, "fig3", def, "replicate",
@@ -51,7 +52,8 @@ DIGITS_TEST = 600  # scikit-learn digits held out for testing
 TEST_SIZE = {"digits": 200, "mnist": 1000}  # test images per task (paper: 1,000)
 MNIST_D = 14  # MNIST's 28 x 28 averaged over 2 x 2 blocks
 DATA_SEED = 2024
-CHUNK = 2  # replicates per cached chunk
+CHUNK = 2  # replicates per cached chunk (the reference engine, one replicate after another: on the CPU)
+BATCHED_CHUNK = 50  # replicates per cached chunk of the batched engine (numeric/dnn_batch.py: on an accelerator)
 KEEP = ("forgetting", "generalization", "freeze_round", "chosen", "tasks")  # what a chunk returns
 REQUIRED = ("jax", "sklearn")  # sklearn only for the bundled digits
 # The distribution's name works wherever the tool was installed from; the checkout form only inside a checkout.
@@ -324,9 +326,11 @@ def run(ctx: Context, definition: str, M: int, epochs: int | None = None, replic
     without termination, "off" is then None), each holding ``forgetting``, ``generalization`` (R, T),
     ``freeze_round`` (R,), ``chosen``, ``tasks`` (R, T); with ``probe_epochs`` also ``model_error`` (R, T) and
     ``probe_errors`` (R, T, N), the routed expert's errors after the round's first probe_epochs epochs."""
-    from moecl_verify.numeric import dnn, dnn_moe
+    from moecl_verify.numeric import dnn, dnn_batch, dnn_moe
 
     R = ctx.sizes.fig3_replicates if replicates is None else replicates
+    batched = dnn_batch.preferred()  # on an accelerator, every replicate of a chunk in one compiled call per round
+    chunk_function, chunk_size = (dnn_batch.dnn_batch_chunk, BATCHED_CHUNK) if batched else (dnn_moe.dnn_moe_chunk, CHUNK)
     epochs = EPOCHS if epochs is None else epochs  # read when called, not when defined
 
     def compute():
@@ -337,8 +341,8 @@ def run(ctx: Context, definition: str, M: int, epochs: int | None = None, replic
                       key=("fig3", definition), noise_experts=max(EXPERTS), fork=fork, libraries=dnn.library_versions())
         if probe_epochs:
             common["keep"] = KEEP + ("model_error", "probe_errors")
-        chunks = [Chunk(dnn_moe.dnn_moe_chunk, dict(common, replicates=tuple(range(a, min(a + CHUNK, R)))),
-                        size=min(CHUNK, R - a)) for a in range(0, R, CHUNK)]
+        chunks = [Chunk(chunk_function, dict(common, replicates=tuple(range(a, min(a + chunk_size, R)))),
+                        size=min(chunk_size, R - a)) for a in range(0, R, chunk_size)]
         label = f"fig3 {definition} M={M}" + ("" if epochs == EPOCHS else f" {epochs} epochs")
         parts = ctx.runner.run(chunks, progress=lambda done, total: ctx.progress(label, done, total))
         arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -478,4 +482,13 @@ def setting(ctx: Context, definition: str) -> dict:
         "gate_input_cosines": digit_tasks.input_cosines(task_set),
         "replicates": ctx.sizes.fig3_replicates,
         "seed": ctx.seed,
+        **engine_record(),
     }
+
+
+def engine_record() -> dict:
+    """The device the networks were computed on (JAX's choice) and the engine that computed them: results are
+    deterministic for a given device, not across devices."""
+    from moecl_verify.numeric import dnn, dnn_batch
+
+    return {"device": dnn.device(), "engine": "batched" if dnn_batch.preferred() else "reference"}
