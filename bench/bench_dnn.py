@@ -148,6 +148,11 @@ def main() -> None:
               f"batched engine {1 - calls['seconds'] / batched:.1%}; on the {R_ref} shared replicates: routing "
               f"{'identical' if routing else 'DIFFERENT'}, test errors within 1e-4 in {R_ref - drifted} "
               f"(largest difference {np.nanmax(gap):.1e})")
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    print(f"peak resident memory of this benchmark (both engines, up to {max(counts)} replicates): {peak:.2f} GiB "
+          "(the full run is held to 4 GB)")
     at20 = [r for r in rows if r[0] == 20]
     if at20:
         print(f"ratio at 20 replicates: {at20[0][1] / at20[0][2]:.2f}x (target >= 8x)")

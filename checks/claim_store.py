@@ -8,10 +8,13 @@ than the simulation at small budgets.  A claim's *record* is what its
 its figure artifacts, stored under a key of
 
 * the claim id, the budget (name and replicates) and the seed;
-* the pack's name and the SHA-256 of every source file of the ``theory``,
-  ``numeric`` and ``checks`` packages and of the pack's own package, so any
-  edit to the code recomputes every claim (while the simulation chunks, keyed
-  by the engine alone, are still reused);
+* the pack's name and the SHA-256 of the source its claims can compute with:
+  every module of the pack and of the ``checks`` layer and every first-party
+  module they import, read from their import statements
+  (:func:`pack_source_version`), so an edit to that code recomputes the pack's
+  claims, while an edit to another document's model (a module this pack never
+  imports) leaves them (the simulation chunks, keyed by the code their own
+  module imports, are reused when their code did not change);
 * the versions of Python, numpy, sympy and mpmath.
 
 Verdicts are never stored: the Holm correction and the verdicts are
@@ -133,10 +136,39 @@ def decode(value: Any) -> Any:
     raise ValueError(f"unknown record tag {tag!r}")
 
 
+def _modules_under(package: str, root: Path) -> tuple[str, ...]:
+    """The module names of the source files under ``root``, the folder of package ``package``."""
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.append(".".join((package, *parts)))
+    return tuple(names)
+
+
+@functools.lru_cache(maxsize=None)
+def pack_source_version(package: str, root: Path) -> str:
+    """SHA-256 over the source the claims of the pack in ``package`` (folder ``root``) can compute with: every
+    module of the pack and of the ``checks`` layer, and every first-party module they import, transitively
+    (:func:`numeric.sources.import_closure`, read from the import statements).  A document's model that another
+    pack never imports (the paper's ``theory/`` and deep-network engines, for the chapter) is not in it."""
+    from moecl_verify.numeric import sources
+    from moecl_verify.numeric.chunks import FIRST_PARTY
+
+    checks_root = Path(importlib.import_module("moecl_verify.checks").__file__).parent
+    start = _modules_under(package, root) + _modules_under("moecl_verify.checks", checks_root)
+    prefixes = tuple(dict.fromkeys((*FIRST_PARTY, package)))
+    return sources.digest(sources.import_closure(start, prefixes))
+
+
 def claim_key(claim_id: str, budget: str, replicates: int, seed: int, versions: dict,
               pack: "packs.Pack | None" = None) -> tuple[str, dict]:
+    """The record key of a claim: its id, budget, seed and library versions, and the source it can compute with
+    (with a pack, :func:`pack_source_version`: only the code that pack imports; without one, every layer)."""
+    code = source_version(layer_roots()) if pack is None else pack_source_version(pack.modules[0], pack.root())
     description = {"format": FORMAT, "claim": claim_id, "budget": budget, "replicates": replicates, "seed": seed,
-                   "source_version": source_version(layer_roots(pack)), "versions": versions}
+                   "source_version": code, "versions": versions}
     if pack is not None:
         description["pack"] = pack.name
     text = json.dumps(description, sort_keys=True, separators=(",", ":"))

@@ -6,11 +6,13 @@ this process, in a worker process or on a Dask worker.  Its result is a flat
 ``dict[str, ndarray]`` — exactly what the cache stores as npz.
 
 The cache key is the SHA-256 of a canonical JSON of the engine's name, the
-engine-code version (a hash of the simulator's source files, so editing the
-simulator invalidates old entries), a hash of the sources of the module that
-defines the chunk function (a claim's own summarizer) and of every first-party
-module it reaches (:func:`module_closure`), and every argument; arrays enter by
-dtype, shape and a hash of their bytes.  The seed, the claim's key and the
+engine-code version (a hash of the source of every first-party module the chunk
+function's module imports, transitively, read from its import statements:
+:func:`chunk_engine_version`, so editing the simulator invalidates its entries
+and editing another document's model does not), a hash of the sources of the
+module that defines the chunk function and of every first-party module it
+holds at top level (:func:`module_closure`), and every argument; arrays enter
+by dtype, shape and a hash of their bytes.  The seed, the claim's key and the
 chunk index are arguments, so they are part of the key.
 """
 
@@ -33,28 +35,6 @@ import numpy as np
 from moecl_verify.numeric.cache import ResultCache
 from moecl_verify.numeric.chunk import Chunk, compute  # noqa: F401  (callers import them from here)
 from moecl_verify.numeric.executors import InProcess
-
-# Modules of numeric/ that only move and store results (where chunks run, the cache's files): editing them
-# cannot change a chunk's arrays.  Every other module is the simulator or feeds it (the draws, the compiled
-# kernels and samplers, the traces), so any edit to one changes every key.
-PLUMBING_FILES = ("__init__.py", "cache.py", "executors.py")
-
-
-def engine_files() -> tuple[str, ...]:
-    """The modules whose source is hashed into :func:`engine_version`: numeric/*.py but the plumbing."""
-    here = Path(__file__).parent
-    return tuple(sorted(p.name for p in here.glob("*.py") if p.name not in PLUMBING_FILES))
-
-
-@functools.lru_cache(maxsize=1)
-def engine_version() -> str:
-    here = Path(__file__).parent
-    digest = hashlib.sha256()
-    for name in engine_files():
-        digest.update(name.encode())
-        digest.update((here / name).read_bytes())
-    return digest.hexdigest()
-
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, np.ndarray):
@@ -92,6 +72,7 @@ def count_as_first_party(package: str) -> None:
         FIRST_PARTY.append(package)
         module_closure.cache_clear()
         _module_version.cache_clear()
+        chunk_engine_version.cache_clear()
 
 
 def _first_party_module(value: Any) -> str | None:
@@ -139,8 +120,19 @@ def _module_version(module_name: str) -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def chunk_engine_version(module_name: str) -> str:
+    """SHA-256 of the source a chunk function's module imports, transitively, read from its import statements
+    (:func:`numeric.sources.import_closure`: functions' own imports included, nothing run), less the
+    plumbing that only moves and stores results.  Editing one document's model changes only the keys of the
+    chunks whose code imports it."""
+    from moecl_verify.numeric import sources
+
+    return sources.digest(sources.import_closure((module_name,), tuple(FIRST_PARTY), INFRASTRUCTURE))
+
+
 def description(chunk: Chunk) -> dict:
-    return {"engine": chunk.engine, "engine_version": engine_version(),
+    return {"engine": chunk.engine, "engine_version": chunk_engine_version(chunk.fn.__module__),
             "code_version": _module_version(chunk.fn.__module__), "kwargs": _canonical(chunk.kwargs)}
 
 

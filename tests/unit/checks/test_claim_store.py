@@ -184,3 +184,37 @@ def test_a_claims_key_covers_its_packs_own_code(tmp_path):
     key_a, _ = claim_store.claim_key("x", "smoke", 1, 0, {}, pack)
     renamed = dataclasses.replace(pack, name="another-pack")  # the same code under another name
     assert key_a != claim_store.claim_key("x", "smoke", 1, 0, {}, renamed)[0]
+
+
+@pytest.mark.parametrize("edited, changes", [
+    ("moecl_verify.theory.routing", {"moe-cl"}),  # the paper's model
+    ("moecl_verify.numeric.dnn_batch", {"moe-cl"}),  # the paper's deep-network engine, imported inside a function
+    ("moecl_verify.packs.moe_chapter.model", {"moe-chapter"}),  # the chapter's model
+    ("moecl_verify.checks.decide", {"moe-cl", "moe-chapter"}),  # the machinery both packs run on
+])
+def test_editing_one_documents_model_recomputes_only_its_claims(edited, changes, tmp_path, monkeypatch):
+    from moecl_verify.checks import pack as packs
+    from moecl_verify.numeric import sources
+
+    both = {name: packs.get(name) for name in ("moe-cl", "moe-chapter")}
+
+    def keys():
+        claim_store.pack_source_version.cache_clear()
+        sources.import_closure.cache_clear()  # files are found by sources.module_file, patched below
+        return {name: claim_store.claim_key("a.claim", "smoke", 10, 0, {"numpy": "2"}, pack)[0]
+                for name, pack in both.items()}
+
+    before = keys()
+    original = sources.module_file(edited)
+    copy = tmp_path / original.name
+    copy.write_bytes(original.read_bytes() + b"\n# an edit\n")
+    real = sources.module_file
+
+    def edited_file(name):
+        return copy if name == edited else real(name)
+
+    monkeypatch.setattr(sources, "module_file", edited_file)
+    after = keys()
+    monkeypatch.undo()
+    keys()
+    assert {name for name in both if after[name] != before[name]} == changes

@@ -193,22 +193,43 @@ def test_a_chunks_key_covers_the_first_party_code_it_reaches():
     assert not engine & {P + "numeric.cache", P + "numeric.chunks", P + "numeric.executors"} and not any(
         m.startswith((P + "theory", P + "checks")) for m in engine)
 
+_SIMULATIONS = """
+import json, sys
+from moecl_verify.numeric.moe import MoEConfig, simulate_moe
+from moecl_verify.numeric.pool import make_pool
+from moecl_verify.numeric.seeding import generator_for
+from moecl_verify.numeric.single_expert import simulate_single_expert
+pool = make_pool(generator_for(0, "cache-test"), N=3, d=6, sigma0=0.5)
+before = set(sys.modules)
+simulate_single_expert(pool, R=40, T=5, s=2, seed=1, key=("cache-test",), chunk_size=10)
+cfg = MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.3)
+for engine in (None, "numpy"):
+    simulate_moe(pool, cfg, R=4, T=3, s=2, seed=1, key=("cache-test",), engine=engine)
+print(json.dumps(sorted(name for name in sys.modules if name.startswith("moecl_verify."))))
+"""
+
+
 def test_the_engine_version_hashes_every_module_a_simulation_runs():
-    """A cache key must change with any code that shapes a chunk's arrays.  After simulations by both engines
-    (draw streams, compiled kernels and samplers included), every numeric module loaded is hashed, but the
-    plumbing that only moves and stores results."""
+    """A cache key must change with any code that shapes a chunk's arrays.  Every first-party module a fresh
+    process loads to run simulations by both engines (draw streams, compiled kernels and samplers included)
+    is in the import closure the chunks' key hashes, but the plumbing that only moves and stores results; the
+    paper's deep-network engines, which the linear engines never import, are not."""
+    import json
+    import subprocess
     import sys
 
-    from moecl_verify.numeric import chunks
+    from moecl_verify.numeric import chunks, moe, single_expert, sources
 
-    _simulate(None)
-    simulate_moe(_pool(), MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.3), R=4, T=3, s=2, seed=1, key=("cache-test",))
-    simulate_moe(_pool(), MoEConfig(M=3, eta=0.5, alpha=0.5, lam=0.3, Gamma=0.3), R=4, T=3, s=2, seed=1, key=("cache-test",), engine="numpy")
-    loaded = {name.rsplit(".", 1)[1] + ".py" for name in sys.modules if name.startswith("moecl_verify.numeric.")}
-    hashed = set(chunks.engine_files())
-    assert {"streams.py", "sampling.py", "kernels.py", "moe.py"} <= hashed
-    assert loaded - hashed <= set(chunks.PLUMBING_FILES)
-    assert not hashed & set(chunks.PLUMBING_FILES)
+    out = subprocess.run([sys.executable, "-c", _SIMULATIONS], check=True, capture_output=True, text=True)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    P = "moecl_verify.numeric."
+    hashed = set()
+    for module in (moe.__name__, single_expert.__name__):
+        hashed |= set(sources.import_closure((module,), tuple(chunks.FIRST_PARTY), chunks.INFRASTRUCTURE))
+    assert {P + "streams", P + "sampling", P + "kernels", P + "moe"} <= hashed
+    assert loaded - hashed <= set(chunks.INFRASTRUCTURE) | {P + "sources"}, loaded - hashed
+    assert not hashed & set(chunks.INFRASTRUCTURE)
+    assert not any(name.startswith(P + "dnn") or ".theory" in name for name in hashed)
 
 
 def test_a_full_disk_drops_the_entry_says_so_once_and_the_run_goes_on(tmp_path, monkeypatch):
