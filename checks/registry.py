@@ -11,7 +11,6 @@ into slip-audit entries.  Claim modules register themselves on import;
 from __future__ import annotations
 
 import difflib
-import sys
 import fnmatch
 import importlib
 import pkgutil
@@ -72,8 +71,16 @@ class Claim:
 _REGISTRY: dict[tuple[str, str], Claim] = {}
 
 
-def register(claim: Claim) -> Claim:
-    key = (sys._getframe(1).f_globals.get("__name__", ""), claim.id)
+def register(module: str, claim: Claim) -> Claim:
+    """Register ``claim`` as declared by the module named ``module``: a claims module calls
+    ``register(__name__, Claim(...))`` at top level, and the pack's claims are those its claims package's
+    modules register (:func:`all_claims`).  The module is said, not inferred from the caller's frame, so a
+    claim registered from a helper or a loop belongs where the call says."""
+    if not isinstance(module, str) or not module:
+        raise TypeError(f"register(module, claim): module must be the registering module's __name__, got {module!r}")
+    if not isinstance(claim, Claim):
+        raise TypeError(f"register(module, claim): claim must be a Claim, got {type(claim).__name__}")
+    key = (module, claim.id)
     if key in _REGISTRY and _REGISTRY[key] is not claim:
         raise ValueError(f"claim {claim.id!r} registered twice")
     _REGISTRY[key] = claim

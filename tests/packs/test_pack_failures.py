@@ -93,7 +93,7 @@ def test_a_claim_belongs_to_the_module_that_registers_it(tmp_path, monkeypatch):
         "import functools\n"
         "from moecl_verify.checks.registry import Claim, register\n"
         "def _measure(ctx, n):\n    return []\n"
-        "register(Claim(id='one', source='-', kind='bound', statement='', preconditions=(),\n"
+        "register(__name__, Claim(id='one', source='-', kind='bound', statement='', preconditions=(),\n"
         "               measure=functools.partial(_measure, n=1)))\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     import partial_pack

@@ -460,7 +460,7 @@ def _rows(rows) -> str:
     return ", ".join(_vec(r) for r in rows)
 
 
-register(Claim(
+register(__name__, Claim(
     id=FREQ, source=SOURCE_LOSS, kind="symbolic identity",
     statement=r"f_i = \frac{1}{BT}\sum_{t=1}^{BT} 1[i\in\mathrm{TopK}(G(x_t),K)]\ \text{(路由频率, routing frequency)},\ "
     r"P_i = \frac{1}{BT}\sum_{t=1}^{BT} g_i(x_t)\ \text{(平均门控概率, mean gate probability)}",
@@ -470,7 +470,7 @@ register(Claim(
     notes="Exact: sympy and rational random cases. L_aux's formula is missing; its value at balanced routing is "
     "checked under Switch's form (alpha K) and the per-K form (alpha).",
 ))
-register(Claim(
+register(__name__, Claim(
     id=STE, source=SOURCE_GATE, kind="symbolic identity",
     statement=r"\text{由于Top-K操作涉及离散选择（不可微），我们需要使用直通估计器（STE）}\ "
     r"\text{(top-K is discrete, not differentiable, so a straight-through estimator is needed)}",
@@ -482,7 +482,7 @@ register(Claim(
     "the gradient derivation (a proof step): the gate's gradient through P_i and through the weights is nonzero "
     "at a minimal example without any estimator.",
 ))
-register(Claim(
+register(__name__, Claim(
     id=GRAD, source=SOURCE_GATE, kind="symbolic identity",
     statement=r"\frac{\partial L_{aux}}{\partial g_i} = \frac{\alpha N f_i}{BT}\ (\text{指示函数梯度为0, the "
     r"indicator's gradient is 0}),\ \frac{\partial g_i}{\partial z_k} = g_i(\delta_{ik}-g_k),\ "

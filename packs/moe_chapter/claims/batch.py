@@ -182,7 +182,7 @@ def slips(results) -> list:
     )]
 
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM, source=SOURCE, kind="symbolic identity",
     statement=r"R \in \mathbb{R}^{BT\times N},\ R_{t,i} = \tilde g_i(x_t)\ \text{(reading)},\ Y = [\text{missing}]\ "
     r"\text{(E(X) 为所有专家对所有输入的并行计算结果，⊙ 表示逐元素乘法)}",

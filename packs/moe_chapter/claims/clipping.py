@@ -160,7 +160,7 @@ def measure(ctx) -> list[ClaimResult]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM, source=SOURCE, kind="qualitative",
     statement="由于Top-K路由的离散性，梯度可能出现突变。建议使用全局范数裁剪，其中 c 通常取 1.0 (because top-K routing is "
     r"discrete the gradient may change abruptly; use global-norm clipping, c usually 1.0): "

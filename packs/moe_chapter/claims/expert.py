@@ -26,6 +26,8 @@ random instances in which the higher-weighted of two selected ReLU experts recei
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
 
@@ -340,9 +342,23 @@ def ceteris_paribus() -> dict:
             "renorm_slope": "2 g_i s ||J_i^T dL/dy||^2 / (g_i + s)^3"}
 
 
-def sampled_ordering(seed: int, draws: int) -> tuple[int, int]:
-    """(instances where the higher-weighted of the two selected experts has the larger gradient norm, draws):
-    random logits, four one-hidden-layer ReLU experts (weights scaled by 1/sqrt(fan-in)), input and target."""
+@dataclass(frozen=True, eq=False)
+class OrderingDraws:
+    """The sampled ordering's instances: the normalised top-K weights ``Wt`` (draws, N) of random logits, four
+    one-hidden-layer ReLU experts (``U`` (draws, N, m, d), ``c`` (draws, N, m), ``V`` (draws, N, h, m), weights
+    scaled by 1/sqrt(fan-in)), an input ``x`` (draws, d) and a target ``t`` (draws, h)."""
+
+    Wt: np.ndarray
+    U: np.ndarray
+    c: np.ndarray
+    V: np.ndarray
+    x: np.ndarray
+    t: np.ndarray
+
+
+def ordering_draws(seed: int, draws: int) -> OrderingDraws:
+    """The instances of :func:`sampled_ordering`, from ``generator_for(seed, "moe-chapter", SCALE, "ordering")`` in
+    a fixed order (logits, U, c, V, x, t)."""
     rng = generator_for(seed, "moe-chapter", SCALE, "ordering")
     N, K, d, m, h = (SAMPLED[k] for k in ("N", "K", "d", "units", "h"))
     G = model.softmax(rng.normal(size=(draws, N)))
@@ -351,6 +367,14 @@ def sampled_ordering(seed: int, draws: int) -> tuple[int, int]:
     c = rng.normal(size=(draws, N, m)) * 0.1
     V = rng.normal(size=(draws, N, h, m)) / np.sqrt(m)
     x, t = rng.normal(size=(draws, d)), rng.normal(size=(draws, h))
+    return OrderingDraws(Wt, U, c, V, x, t)
+
+
+def sampled_ordering(seed: int, draws: int) -> tuple[int, int]:
+    """(instances where the higher-weighted of the two selected experts has the larger gradient norm, draws),
+    over the instances of :func:`ordering_draws`."""
+    drawn = ordering_draws(seed, draws)
+    Wt, U, c, V, x, t = drawn.Wt, drawn.U, drawn.c, drawn.V, drawn.x, drawn.t
     pre = np.einsum("snmd,sd->snm", U, x) + c
     hidden = np.maximum(pre, 0.0)
     y = np.einsum("sn,snhm,snm->sh", Wt, V, hidden)
@@ -492,7 +516,7 @@ def slips_scale(results) -> list:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id=GRAD, source=SOURCE, kind="symbolic identity",
     statement=r"i\in\mathrm{TopK}(G(x_t),K):\ \frac{\partial L}{\partial\theta_i} = \tilde g_i(x_t)\,"
     r"\Big(\frac{\partial E_i}{\partial\theta_i}\Big)^{\!\top} \frac{\partial L}{\partial y}\ \text{(reading of the "
@@ -503,7 +527,7 @@ register(Claim(
     notes="Sympy on linear (two losses) and tanh one-hidden-layer experts; central differences on ReLU experts are "
     "a deterministic float64 computation decided with stated tolerances.",
 ))
-register(Claim(
+register(__name__, Claim(
     id=SCALE, source=SOURCE, kind="qualitative",
     statement=r"\text{门控概率越高的专家，其接收的梯度信号越强，从而更新幅度越大 (a higher gate probability gives "
     r"a stronger gradient and a larger update)}",

@@ -35,7 +35,7 @@ def measure(ctx) -> list:
         r"h^{(l)} = \text{LN}(\cdot + \text{MoE}(\text{LN}(\cdot + \text{MHA}(h^{(l-1)}))))\ ?")]
 
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM, source=SOURCE, kind="qualitative",
     statement=r"\text{第 l 层: 多头注意力, 残差连接与层归一化, MoE前馈网络, 残差连接与层归一化 (layer l: attention, "
     r"residual + norm, MoE FFN, residual + norm)}",

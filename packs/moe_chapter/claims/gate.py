@@ -118,7 +118,7 @@ def measure(ctx) -> list:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM, source=SOURCE, kind="symbolic identity",
     statement=r"G: \mathbb{R}^d \to \Delta^{N-1},\ G(x) = \operatorname{softmax}(W_g x + b_g)\ "
     r"\text{(门控网络 G 映射到 N−1 维单纯形（概率分布）; the gate maps into the (N−1)-simplex)}",

@@ -493,7 +493,7 @@ INTERPRETATIONS_TEMPERATURE = (
     ),
 )
 
-register(Claim(
+register(__name__, Claim(
     id="softmax.overflow", source=SOURCE, kind="qualitative",
     statement="softmax的门控输出可能出现数值溢出 (the softmax gate's outputs may overflow numerically); "
     r"g_i = e^{z_i} / \sum_j e^{z_j}",
@@ -503,7 +503,7 @@ register(Claim(
     notes="Exact per dtype: the smallest logit whose exp overflows (bisection over the bit patterns), against "
     "ln(max) from np.finfo (mpmath), and the naive softmax's nan there.",
 ))
-register(Claim(
+register(__name__, Claim(
     id="softmax.max_shift", source=SOURCE, kind="qualitative",
     statement="为保证数值稳定，应采用减去最大值的softmax (to ensure numerical stability, use the softmax with the "
     r"maximum subtracted): g_i = e^{z_i - \max_j z_j} / \sum_k e^{z_k - \max_j z_j}",
@@ -514,7 +514,7 @@ register(Claim(
     "underflow and log(0) at exact gaps; the relative error against mpmath on seeded gates, one entry per dtype, "
     "decided under the run's error control (a single excess over the derived bound refutes).",
 ))
-register(Claim(
+register(__name__, Claim(
     id="softmax.temperature", source=SOURCE, kind="symbolic identity",
     statement="当 τ → 0 时，门控趋向one-hot选择；当 τ → ∞ 时，趋向均匀分布 (as tau -> 0 the gate tends to a one-hot "
     r"choice; as tau -> oo, to the uniform distribution): g_i(\tau) = e^{z_i/\tau} / \sum_j e^{z_j/\tau}",

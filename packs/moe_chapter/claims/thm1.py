@@ -479,7 +479,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM, source=SOURCE, kind="qualitative",
     statement=STATEMENT + "  (N 个专家组成的MoE层能够以 O(h^{d+1}) 的参数量逼近 C^k(R^d) 上的任意 k 阶连续可微函数: an "
     "MoE layer of N experts can approximate any k-times continuously differentiable function on C^k(R^d) with "

@@ -373,7 +373,7 @@ def slips_gate(results: list[ClaimResult]) -> list[Slip]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id="thm2.ratio", source=SOURCE, kind="symbolic identity",
     statement=r"\frac{L(d^2+dh+Kh^2)}{L(d^2+dh+Nh^2)} \to \frac{K}{N}\ \text{when}\ N \gg K,\ h^2 \gg d^2"
     "  (当 N ≫ K 且 h² ≫ d² 时，效率比趋近于 K/N: when N >> K and h^2 >> d^2 the efficiency ratio tends to K/N)",
@@ -384,7 +384,7 @@ register(Claim(
     "of d, h, N, K (checked against rational arithmetic at a table of configurations), and the per-expert term "
     "against the chapter's own experts.",
 ))
-register(Claim(
+register(__name__, Claim(
     id="thm2.gate_parameters", source=SOURCE, kind="symbolic identity",
     statement="门控网络的参数量 N·d 在两种情况下相同，且注意力层参数不依赖 N。因此计算量的节省完全来自FFN层。"
     " (The gate's N d parameters are the same in both cases, and the attention parameters do not depend on N; so "

@@ -231,7 +231,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     )]
 
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM, source=SOURCE, kind="bound",
     statement=r"C_{\mathrm{eff}}(\sigma^2),\ \sigma^2 = \mathrm{Var}(f_1,\dots,f_N),\ \beta > 0,\ \bar f = K/N"
     "  (有效模型容量满足 [公式缺失]，其中 β > 0 是一个与硬件并行度相关的常数，f̄ = K/N 是理想均匀分布: the effective "

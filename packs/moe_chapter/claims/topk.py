@@ -253,7 +253,7 @@ def _vec(values) -> str:
     return "(" + ", ".join(sp.sstr(sp.nsimplify(v)) for v in values) + ")"
 
 
-register(Claim(
+register(__name__, Claim(
     id=DENSE, source=SOURCE, kind="symbolic identity",
     statement=r"\text{稠密MoE可以表示为 K = N 的特例 (dense MoE is the special case K = N)}:\ "
     r"\tilde g_i = g_i \cdot 1[i\in\mathrm{TopK}(G(x),K)] \cdot \frac{1}{\sum_{j\in\mathrm{TopK}} g_j} = g_i\ (K = N)",
@@ -262,7 +262,7 @@ register(Claim(
     summary="With K = N the sparse weights (normalised or not) are the dense gate probabilities.",
     notes="Exact (sympy) for N = 2..4 with symbolic logits.",
 ))
-register(Claim(
+register(__name__, Claim(
     id=K1, source=SOURCE, kind="symbolic identity",
     statement=r"\tilde g_i = g_i \cdot 1[i\in\mathrm{TopK}] / \sum_{j\in\mathrm{TopK}} g_j\ "
     r"\text{(带归一化的稀疏版本, the normalised sparse version)},\ \text{通常 K=1 或 K=2 (usually K = 1 or 2)}",

@@ -148,7 +148,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return list(TEXT_SLIPS)
 
 
-register(
+register(__name__, 
     Claim(
         id="audit.preconditions",
         source=SOURCE,

@@ -120,18 +120,12 @@ def test_counterexamples_by_hand():
 
 
 def _ordering_by_loop(seed: int, draws: int) -> int:
-    """The sampled ordering recomputed one instance at a time, with the per-expert gradients of
-    :func:`expert._relu_expert_grads` (an independent path from the vectorised norms)."""
-    from moecl_verify.numeric.seeding import generator_for
-
-    rng = generator_for(seed, "moe-chapter", expert.SCALE, "ordering")
-    N, K, d, m, h = (expert.SAMPLED[k] for k in ("N", "K", "d", "units", "h"))
-    G = model.softmax(rng.normal(size=(draws, N)))
-    Wt = model.sparse_weights_np(G, K, True)
-    U = rng.normal(size=(draws, N, m, d)) / np.sqrt(d)
-    c = rng.normal(size=(draws, N, m)) * 0.1
-    V = rng.normal(size=(draws, N, h, m)) / np.sqrt(m)
-    x, t = rng.normal(size=(draws, d)), rng.normal(size=(draws, h))
+    """The sampled ordering recomputed one instance at a time, on the instances the claim draws
+    (:func:`expert.ordering_draws`), with the per-expert gradients of :func:`expert._relu_expert_grads` (an
+    independent path from the vectorised norms)."""
+    drawn = expert.ordering_draws(seed, draws)
+    Wt, U, c, V, x, t = drawn.Wt, drawn.U, drawn.c, drawn.V, drawn.x, drawn.t
+    N = Wt.shape[1]
     count = 0
     for s in range(draws):
         y = sum(Wt[s, i] * (V[s, i] @ np.maximum(U[s, i] @ x[s] + c[s, i], 0.0)) for i in range(N))

@@ -76,7 +76,7 @@ BIAS_READING = Interpretation(
     "auxiliary term of the gradient whatever alpha is.",
 )
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM_ID,
     source="Beyond the paper: Propositions 2-3 (why the gate must stop) under other balancing rules",
     kind="experiment",

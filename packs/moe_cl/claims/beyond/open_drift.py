@@ -91,7 +91,7 @@ DRIFT_READING = Interpretation(
     "reported with each entry (variants, frozen_before_event); every replicate enters the comparison.",
 )
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM_ID,
     source="Beyond the paper: termination (Algorithm 1, lines 7-13) under drifting task frequencies",
     kind="experiment",

@@ -122,7 +122,7 @@ SCHEDULE_READING = Interpretation(
     "has p = 1.35%, with N = 3 and a = 2, 7.3%.",
 )
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM_ID,
     source="Beyond the paper: Section 3.1's uniform task arrivals relaxed",
     kind="experiment",

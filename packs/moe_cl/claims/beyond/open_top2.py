@@ -83,7 +83,7 @@ TOP2_READING = Interpretation(
     "purity counts each routed expert (the share of the two inside M_{n_t}); loads count both.",
 )
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM_ID,
     source="Beyond the paper: Algorithm 1 with top-2 instead of top-1 routing",
     kind="experiment",

@@ -98,7 +98,7 @@ NEW_TASK_READING = Interpretation(
     "experts that received the new task.",
 )
 
-register(Claim(
+register(__name__, Claim(
     id=CLAIM_ID,
     source="Beyond the paper: termination (Algorithm 1, lines 7-13) and a task unseen before it",
     kind="experiment",

@@ -211,7 +211,7 @@ def slips_lemma1(results: list[ClaimResult]) -> list[Slip]:
 
 # --------------------------------------------------------------------------- registration
 
-register(Claim(
+register(__name__, Claim(
     id="lemma1", source=L1_SOURCE, kind="probability",
     statement=r"\Pr\Big(|h_m(X, \theta^{(m)}_t) - h_m(\tilde X, \theta^{(m)}_t)| = O(\sigma_0^{1.5})\Big) \ge 1 - o(1)",
     preconditions=("X, X~ share the feature signal v_n (Definition 1)", "theta = O(sigma0^0.5) (Lemma 6)",

@@ -143,7 +143,7 @@ def slips_lemma5(results: list[ClaimResult]) -> list[Slip]:
 
 # --------------------------------------------------------------------------- registration
 
-register(Claim(
+register(__name__, Claim(
     id="lemma5", source=L5_SOURCE, kind="scaling",
     statement=r"\|\nabla_{\theta^{(m)}_t} L^t_{task}\|_\infty = \Omega(\sigma_0)\ (t \le T_1),\ O(\sigma_0)\ (t > T_1)",
     preconditions=("Algorithm 1's scalings of eta, alpha, lambda, Gamma", "T1 = ceil(M / eta)", "||v_n||_inf = O(1)"),

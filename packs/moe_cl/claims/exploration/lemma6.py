@@ -92,7 +92,7 @@ def measure(ctx: Context) -> list[ScalingEvidence]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma6", source=SOURCE, kind="scaling",
     statement=r"\|\theta^{(m)}_t\|_\infty = O(\sigma_0^{0.5}),\ t \in \{1, \dots, T\}",
     preconditions=("Algorithm 1's scalings of eta, alpha, lambda, Gamma", "theta_0 = 0", "||v_n||_inf = O(1)"),

@@ -336,7 +336,7 @@ def slips_lemma7(results: list[ClaimResult]) -> list[Slip]:
 
 # --------------------------------------------------------------------------- registration
 
-register(Claim(
+register(__name__, Claim(
     id="lemma7", source=L7_SOURCE, kind="bound",
     statement=r"\langle \theta^{(m)}_{t+1} - \theta^{(m)}_t, v_n\rangle = -O(\sigma_0)\ (m = m_t),\ "
     r"O(M^{-1}\sigma_0)\ (m \ne m_t),\ t \le T_1",

@@ -143,7 +143,7 @@ def slips_lemma8(results: list[ClaimResult]) -> list[Slip]:
 
 # --------------------------------------------------------------------------- registration
 
-register(Claim(
+register(__name__, Claim(
     id="lemma8", source=L8_SOURCE, kind="scaling",
     statement=r"\Pr\big(|f^{(m)}_{T_1} - 1/M| = O(\eta^{0.5} M^{-1})\ \forall m\big) \ge 1 - \delta",
     preconditions=("Algorithm 1, exploration phase", "theta_0 = 0 (symmetric experts)"),

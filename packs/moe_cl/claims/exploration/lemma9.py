@@ -80,7 +80,7 @@ def slips_lemma9(results: list[ClaimResult]) -> list[Slip]:
 
 # --------------------------------------------------------------------------- registration
 
-register(Claim(
+register(__name__, Claim(
     id="lemma9", source=L9_SOURCE, kind="scaling",
     statement=r"\|\theta^{(m)}_{T_1} - \theta^{(m')}_{T_1}\|_\infty = O(\eta^{-0.5}\sigma_0)",
     preconditions=("Algorithm 1, exploration phase", "Lemmas 7 and 8"),

@@ -504,7 +504,7 @@ for claim_id, measure, summary, slips in (
     ("fig2.moe_beats_single", measure_moe_beats_single, "MoE beats a single expert.", None),
     ("fig2.more_experts_no_gain", measure_more_experts, "M = 20 converges later than M = 10, no better.", None),
 ):
-    register(
+    register(__name__, 
         Claim(
             id=claim_id,
             source=SOURCE,

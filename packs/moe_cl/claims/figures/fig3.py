@@ -288,7 +288,7 @@ for claim_id, measure, summary in (
                                                            "keep moving."),
     ("fig3.more_experts_no_gain", measure_more_experts, "M = 7 deep experts are no better than M = 4."),
 ):
-    register(
+    register(__name__, 
         Claim(
             id=claim_id,
             source=SOURCE,

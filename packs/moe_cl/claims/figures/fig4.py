@@ -83,7 +83,7 @@ def fig4_routing(ctx: Context) -> dict:
 
 
 SUMMARY = "Gamma <= lambda balances load within expert sets."
-register(
+register(__name__, 
     Claim(
         id="fig4.balance",
         source="Appendix A.4, Figure 4",

@@ -85,7 +85,7 @@ for claim_id, measure, summary, source, artifacts in (
     ("fig5.forgetting_robust", measure_fig5_forgetting, "Forgetting is robust to the threshold Gamma.",
      "Appendix A.4, Figure 5(a)", ()),
 ):
-    register(
+    register(__name__, 
         Claim(
             id=claim_id,
             source=source,

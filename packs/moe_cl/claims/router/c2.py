@@ -114,7 +114,7 @@ def slips(results) -> list[Slip]:
 
 
 SUMMARY = "Continued gate training under the balancing loss destroys the specialization (routing purity falls)."
-register(Claim(
+register(__name__, Claim(
     id=CLAIM_ID, source=SOURCE, kind="qualitative",
     statement=r"\text{" + SUMMARY + "}",
     preconditions=("Algorithm 1 with the auxiliary loss, with and without termination", "regimes of open.regimes"),

@@ -247,7 +247,7 @@ def slips_cor1(results: list[ClaimResult]) -> list[Slip]:
     )]
 
 
-register(Claim(
+register(__name__, Claim(
     id="cor1",
     source=COR_SOURCE,
     kind="scaling",

@@ -309,7 +309,7 @@ def slips_lemma10(results: list[ClaimResult]) -> list[Slip]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma10",
     source=L10_SOURCE,
     kind="bound",

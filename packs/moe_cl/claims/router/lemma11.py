@@ -455,7 +455,7 @@ def slips_statement(results: list[ClaimResult]) -> list[Slip]:
 
 _PRE = ("M = Omega(N ln N)", "expert sets by eq. (11) at t = T1")
 
-register(Claim(
+register(__name__, Claim(
     id="lemma11", source=SOURCE, kind="probability",
     statement=r"M = \Omega(N\ln N) \Rightarrow |\mathcal M_n| \ge 1\ \forall n\ \text{w.p.}\ 1-o(1)",
     preconditions=_PRE, measure=measure_statement, slips=slips_statement, interpretations=INTERPRETATIONS,
@@ -464,21 +464,21 @@ register(Claim(
     "sets at T1 over a sigma0 sweep with Wilson intervals against the proof's bound 1 - N e^(-M/N).",
     shares=("lemma11",),
 ))
-register(Claim(
+register(__name__, Claim(
     id="lemma11.step1", source=SOURCE + ", step 1", kind="probability",
     statement=r"P(m\in\mathcal M_n) = 1/N\ \text{(by symmetry)}", preconditions=_PRE, measure=measure_step1,
     summary="Each expert lands in each set with probability 1/N.",
     notes="Per-replicate fraction of experts in each set at T1 under Algorithm 1 (fixed pool), z-tests against 1/N.",
     shares=("lemma11",),
 ))
-register(Claim(
+register(__name__, Claim(
     id="lemma11.step2", source=SOURCE + ", step 2", kind="probability",
     statement=r"P(|\mathcal M_n|\ge 1) \ge 1-(1-1/N)^M", preconditions=_PRE, measure=measure_step2,
     summary="A given set is non-empty with probability at least 1 - (1 - 1/N)^M.",
     notes="Exact under the proof's model; under Algorithm 1, exact one-sided binomial tests of P(|M_n| = 0).",
     shares=("lemma11",),
 ))
-register(Claim(
+register(__name__, Claim(
     id="lemma11.step3", source=SOURCE + ", step 3", kind="probability",
     statement=r"P(|\mathcal M_n|\ge 1\ \forall n) \ge \big(1-(1-1/N)^M\big)^N", preconditions=_PRE,
     measure=measure_step3, slips=slips,
@@ -486,13 +486,13 @@ register(Claim(
     notes="Exact inclusion-exclusion against the product over the (N, M) grid.",
     shares=("lemma11",),
 ))
-register(Claim(
+register(__name__, Claim(
     id="lemma11.step4", source=SOURCE + ", step 4", kind="bound",
     statement=r"\big(1-(1-1/N)^M\big)^N \ge 1-Ne^{-M/N}", preconditions=(), measure=measure_step4,
     summary="Bernoulli's inequality step.", notes="Exact integers and 60-digit mpmath over the (N, M) grid.",
     shares=("lemma11",),
 ))
-register(Claim(
+register(__name__, Claim(
     id="lemma11.step5", source=SOURCE + ", step 5", kind="bound",
     statement=r"1-Ne^{-M/N} \ge 1-\delta\ \text{when}\ M = \Omega(N\ln N/\delta)", preconditions=(),
     measure=measure_step5,

@@ -379,7 +379,7 @@ def slips_lemma12(results: list[ClaimResult]) -> list[Slip]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma12",
     source=L12_SOURCE,
     kind="bound",

@@ -193,7 +193,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
         "the gap is O(sigma0 log(1/sigma0)) = o(sigma0^0.5) (reading c(t) = 1/t of the auxiliary gradient)")
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma13", source=SOURCE13, kind="probability",
     statement=r"m \in \mathcal{M}_n \text{ at } T_1 + 1 \Rightarrow \pi_m(X_n, \Theta_t) > \pi_m(X_{n'}, \Theta_t),\ "
     r"t \in \{T_1+2, \dots, T\}",

@@ -100,7 +100,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return refuted_part_slips(results, _SLIPS)
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma14", source=SOURCE14, kind="scaling",
     statement=r"\|\nabla_{\theta^{(m)}_t} L^t_{task} - \nabla_{\theta^{(m_t)}_t} L^t_{task}\|_\infty = O(\sigma_0),\ "
     r"t \in \{T_1+1, \dots, t_1\},\ m \ne m_t",

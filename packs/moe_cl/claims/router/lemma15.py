@@ -119,7 +119,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return refuted_part_slips(results, _SLIPS)
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma15", source=SOURCE15, kind="probability",
     statement=r"\pi_m(X_n, \Theta_t) > \pi_{m'}(X_n, \Theta_t),\ "
     r"\pi_{m'}(X_{n'}, \Theta_t) > \pi_m(X_{n'}, \Theta_t),\ m \in \mathcal{M}_n, m' \in \mathcal{M}_{n'},\ "

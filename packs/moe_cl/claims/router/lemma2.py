@@ -342,7 +342,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id="lemma2",
     source=SOURCE,
     kind="bound",

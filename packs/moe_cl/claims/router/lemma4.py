@@ -102,7 +102,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     ]
 
 
-register(
+register(__name__, 
     Claim(
         id="lemma4",
         source=SOURCE,

@@ -131,7 +131,7 @@ def prop1_slips(results: list[ClaimResult]) -> list[Slip]:
     )]
 
 
-register(Claim(
+register(__name__, Claim(
     id="prop1", source=SOURCE1, kind="probability",
     statement=r"\Pr\big[\forall t > T_1:\ m \text{ stays in one } \mathcal{M}_n,\ \mathbf{w}^{(m)}_{T_1+1} = \cdots = "
     r"\mathbf{w}^{(m)}_T\big] \ge 1 - o(1)",

@@ -214,7 +214,7 @@ for claim_id, fn, summary in (
     ("prop2.t1", measure_t1, "At t1 gaps are O(sigma0^1.75) within a set and Theta(sigma0^0.75) between sets."),
     ("prop2.t2", measure_t2, "At t2 every gap is O(sigma0^1.75)."),
 ):
-    register(Claim(
+    register(__name__, Claim(
         id=claim_id, source=SOURCE, kind="scaling", statement=r"\text{" + summary + "}",
         preconditions=("M > N", "gate keeps training (no termination)", "Algorithm 1's scalings"),
         measure=fn, interpretations=INTERPRETATIONS, summary=summary,

@@ -286,7 +286,7 @@ def prop3_slips(results: list[ClaimResult]) -> list[Slip]:
     return out
 
 
-register(Claim(
+register(__name__, Claim(
     id="prop3", source=SOURCE3, kind="probability",
     statement=r"T_2 = O(\eta^{-1}\sigma_0^{-0.25}M);\ t > T_2:\ P(m_t = m) = 1/|\mathcal{M}_{n_t}|\ \forall m \in "
     r"\mathcal{M}_{n_t}",

@@ -163,7 +163,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     ]
 
 
-register(
+register(__name__, 
     Claim(
         id="lemma3",
         source=SOURCE,

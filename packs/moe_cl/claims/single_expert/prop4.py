@@ -407,7 +407,7 @@ NOTES = (
 )
 PRECONDITIONS = ("M = 1", "t in {2, ..., T}", "s < d (r = 1 - s/d)", "w_0 = 0", "tasks uniform i.i.d.")
 
-register(
+register(__name__, 
     Claim(
         id="prop4.forgetting",
         source="Section 5, Proposition 4, eq. (17); proof Appendix H",
@@ -423,7 +423,7 @@ register(
         shares=("prop4",),
     )
 )
-register(
+register(__name__, 
     Claim(
         id="prop4.generalization",
         source="Section 5, Proposition 4, eq. (18); proof Appendix H",

@@ -36,7 +36,7 @@ def measure_c4(ctx: Context) -> list[Measurement]:
 
 
 SUMMARY = "MoE lowers forgetting and generalization error against one expert."
-register(Claim(
+register(__name__, Claim(
     id="c4", source="Section 5 insights; an independent reviewer's reading of the paper, claims C4-C5", kind="qualitative",
     statement=r"\text{" + SUMMARY + "}", preconditions=("Algorithm 1 with termination",), measure=measure_c4,
     summary=SUMMARY,

@@ -46,7 +46,7 @@ def measure_c5(ctx: Context) -> list[Measurement]:
 
 
 SUMMARY = "Experts beyond what the tasks need do not help and delay convergence."
-register(Claim(
+register(__name__, Claim(
     id="c5", source="Section 5 insights; an independent reviewer's reading of the paper, claims C4-C5", kind="qualitative",
     statement=r"\text{" + SUMMARY + "}", preconditions=("Algorithm 1 with termination",), measure=measure_c5,
     summary=SUMMARY,

@@ -178,7 +178,7 @@ def slips(results: list[ClaimResult]) -> list[Slip]:
     ]
 
 
-register(
+register(__name__, 
     Claim(
         id="lemma16",
         source=SOURCE,

@@ -512,7 +512,7 @@ for claim_id, fn, summary, statement in (
     ("thm1.generalization", measure_generalization, "Generalization bound with counts frozen at T1.",
      r"\mathbb{E}[G_T] < \frac{1}{T}\sum_{\tau=1}^{T}\Big(\frac{r^{L^{(m_\tau)}_{T_1}}}{N}\sum_n\|w_n\|^2+\frac{1-r^{L^{(m_\tau)}_{T_1}}}{N^2}\sum_{n\neq n'}\|w_{n'}-w_n\|^2\Big)"),
 ):
-    register(
+    register(__name__, 
         Claim(
             id=claim_id,
             source=SOURCE,
@@ -603,7 +603,7 @@ def m1_specialization_slips(results: list[ClaimResult]) -> list[Slip]:
     ]
 
 
-register(
+register(__name__, 
     Claim(
         id="thm1.m1_specialization",
         source=M1_SOURCE,

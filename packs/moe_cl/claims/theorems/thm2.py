@@ -135,7 +135,7 @@ def generalization_slips(results) -> list[Slip]:
     )]
 
 
-register(Claim(
+register(__name__, Claim(
     id="thm2.generalization", source=SOURCE, kind="bound",
     statement=r"\mathbb{E}[G_T] < \text{eq. (22)}",
     preconditions=("M < N", "M = Omega(K ln K)", "K clusters with intra-cluster gaps O(sigma0^1.5)"),
@@ -148,7 +148,7 @@ register(Claim(
     + thm2_runs.POOL_NOTE,
     shares=("fig2", "thm2"),
 ))
-register(Claim(
+register(__name__, Claim(
     id="thm2.forgetting", source=SOURCE, kind="bound",
     statement=r"\mathbb{E}[F_t] < \text{eq. (21)}\ \text{for some } t > T_1",
     preconditions=("M < N", "M = Omega(K ln K)"),

@@ -47,9 +47,9 @@ def _slips(results) -> list:
     return []
 
 
-register(Claim(id="var.true", source=SOURCE, kind="expected-value identity", statement=STATEMENTS["var.true"][1],
+register(__name__, Claim(id="var.true", source=SOURCE, kind="expected-value identity", statement=STATEMENTS["var.true"][1],
                preconditions=("X ~ Uniform(0, 1)",), measure=_measure("var.true"),
                summary="the variance identity"))
-register(Claim(id="var.false", source=SOURCE, kind="expected-value identity", statement=STATEMENTS["var.false"][1],
+register(__name__, Claim(id="var.false", source=SOURCE, kind="expected-value identity", statement=STATEMENTS["var.false"][1],
                preconditions=("X ~ Uniform(0, 1)",), measure=_measure("var.false"), slips=_slips,
                summary="the variance identity with the sign slipped"))
