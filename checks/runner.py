@@ -3,6 +3,7 @@ run at once (:mod:`moecl_verify.checks.decide`) and collect slips and readings."
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import platform
 import time
@@ -202,6 +203,21 @@ def decide(run_plan: RunPlan, measured: list[tuple[Claim, list]]) -> tuple[list,
     return results, list(strength.settle(slips, results)), interpretations
 
 
+def _sizes(sizes) -> dict:
+    """A pack's sizes for one budget (a dataclass or a mapping) as JSON values: numbers, strings and booleans as
+    they are, sequences as lists, anything else (a fraction) as its text."""
+    def plain(value):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return str(value)
+
+    items = ({f.name: getattr(sizes, f.name) for f in dataclasses.fields(sizes)} if dataclasses.is_dataclass(sizes)
+             else dict(sizes))
+    return {str(name): plain(value) for name, value in items.items()}
+
+
 def assemble(run_plan: RunPlan, results: list, slips: list, interpretations: list, artifacts: dict) -> RunResult:
     """The run's :class:`RunResult`: the decided entries, slips and readings, the run's meta data and each
     claim's statement."""
@@ -211,7 +227,8 @@ def assemble(run_plan: RunPlan, results: list, slips: list, interpretations: lis
         **({"options": {name: str(value) for name, value in sorted(options.items())}} if options else {}),
         "claims": [c.id for c in run_plan.claims],
         "budget": run_plan.budget,
-        "replicates": BUDGETS[run_plan.budget].replicates,
+        # What the budget buys in the pack's own terms (its Pack.budgets entry), not a number of the machinery's.
+        **({"sizes": _sizes(run_plan.ctx.sizes)} if run_plan.ctx.sizes is not None else {}),
         "seed": run_plan.seed,
         "family_false_fail_rate": run_plan.family_rate,
         "power": stats.POWER,

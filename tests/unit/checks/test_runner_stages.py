@@ -34,3 +34,18 @@ def test_planning_refuses_bad_parameters_before_any_claim_runs(changes, message)
                 reuse_claims=False, options=None, lanes=1, pack=None)
     with pytest.raises(ValueError, match=message):
         runner.plan(**{**args, **changes})
+
+
+@pytest.mark.parametrize("pack_name, pattern", [("moe-cl", "lemma4"), ("moe-chapter", "softmax.*")])
+def test_meta_reports_the_packs_own_sizes(pack_name, pattern):
+    import dataclasses
+
+    from moecl_verify.checks import pack as packs
+
+    run = runner.run([pattern], budget="smoke", reuse_claims=False, pack=pack_name)
+    sizes = packs.get(pack_name).budgets["smoke"]
+    expected = {f.name: getattr(sizes, f.name) for f in dataclasses.fields(sizes)}
+    assert set(run.meta["sizes"]) == set(expected) and "replicates" not in run.meta
+    for name, value in expected.items():
+        shown = run.meta["sizes"][name]
+        assert shown == (list(value) if isinstance(value, tuple) else value) or shown == [str(v) for v in value]
