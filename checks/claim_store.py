@@ -52,10 +52,26 @@ from moecl_verify.numeric.cache import ResultCache
 FORMAT = 1
 # The layers of moecl_verify whose code a claim's measurements can depend on.
 LAYERS = ("theory", "numeric", "checks")
-# Decided entries and slips, and every record a kind of evidence declares (checks/kinds): a new kind's
-# records are stored without an edit here.
-_RECORDS = {"result": ClaimResult, "slip": Slip, "key": EntryKey, **kinds.RECORDS}
-_TAGS = {cls: tag for tag, cls in _RECORDS.items()}
+# Decided entries and slips, and every record a kind of evidence declares (checks/kinds, a pack's kinds
+# included): a new kind's records are stored without an edit here.
+_OWN_RECORDS = {"result": ClaimResult, "slip": Slip, "key": EntryKey}
+
+
+_KNOWN: dict = {}
+
+
+def _records() -> dict[str, type]:
+    """Record tag -> dataclass: the machinery's and every registered kind's, read when used, so that a kind a
+    pack registers after this module was imported is stored too (kinds are only ever added)."""
+    if _KNOWN.get("count") != len(kinds.RECORDS):
+        records = {**_OWN_RECORDS, **kinds.RECORDS}
+        _KNOWN.update(count=len(kinds.RECORDS), records=records, tags={cls: tag for tag, cls in records.items()})
+    return _KNOWN["records"]
+
+
+def _tag_of(cls: type) -> str | None:
+    _records()
+    return _KNOWN["tags"].get(cls)
 
 
 # numpy scalar kinds and how their Python value's repr is read back (no eval).
@@ -93,7 +109,7 @@ def source_version(roots: tuple[tuple[str, Path], ...] | None = None) -> str:
 
 def encode(value: Any) -> Any:
     """``value`` as JSON types, tagged so that :func:`decode` rebuilds it exactly."""
-    tag = _TAGS.get(type(value))
+    tag = _tag_of(type(value))
     if tag is not None:
         # dataclasses.fields, not __dataclass_fields__: a kind's TAG is a ClassVar, not a field.
         return {"t": tag, "v": [[f.name, encode(getattr(value, f.name))] for f in dataclasses.fields(value)]}
@@ -120,8 +136,9 @@ def decode(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     tag, body = value["t"], value["v"]
-    if tag in _RECORDS:
-        return _RECORDS[tag](**{name: decode(v) for name, v in body})
+    records = _records()
+    if tag in records:
+        return records[tag](**{name: decode(v) for name, v in body})
     if tag == "dict":
         return {decode(k): decode(v) for k, v in body}
     if tag == "tuple":

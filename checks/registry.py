@@ -14,6 +14,7 @@ import difflib
 import fnmatch
 import importlib
 import pkgutil
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -69,6 +70,7 @@ class Claim:
 # Keyed by (the module that registered the claim, id): two packs may use the same id, and a claim whose
 # measure is built elsewhere (a shared builder, functools.partial) still belongs to the module registering it.
 _REGISTRY: dict[tuple[str, str], Claim] = {}
+_ORIGINS: dict[tuple[str, str], object] = {}
 
 
 def register(module: str, claim: Claim) -> Claim:
@@ -81,9 +83,14 @@ def register(module: str, claim: Claim) -> Claim:
     if not isinstance(claim, Claim):
         raise TypeError(f"register(module, claim): claim must be a Claim, got {type(claim).__name__}")
     key = (module, claim.id)
-    if key in _REGISTRY and _REGISTRY[key] is not claim:
+    # The module object registering (the one being imported): a module imported anew (its entry removed from
+    # sys.modules, as a test of a pack from another distribution does) replaces its claims; one module
+    # registering an id twice is an error.
+    origin = sys.modules.get(module)
+    if key in _REGISTRY and _REGISTRY[key] is not claim and _ORIGINS.get(key) is origin:
         raise ValueError(f"claim {claim.id!r} registered twice")
     _REGISTRY[key] = claim
+    _ORIGINS[key] = origin
     return claim
 
 

@@ -9,6 +9,7 @@ import platform
 import time
 from importlib import metadata
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Callable
 
 import mpmath
@@ -204,8 +205,8 @@ def decide(run_plan: RunPlan, measured: list[tuple[Claim, list]]) -> tuple[list,
 
 
 def _sizes(sizes) -> dict:
-    """A pack's sizes for one budget (a dataclass or a mapping) as JSON values: numbers, strings and booleans as
-    they are, sequences as lists, anything else (a fraction) as its text."""
+    """A pack's sizes for one budget (a dataclass, a mapping, or one value, shown as ``size``) as JSON values:
+    numbers, strings and booleans as they are, sequences as lists, anything else (a fraction) as its text."""
     def plain(value):
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
@@ -213,8 +214,12 @@ def _sizes(sizes) -> dict:
             return [plain(v) for v in value]
         return str(value)
 
-    items = ({f.name: getattr(sizes, f.name) for f in dataclasses.fields(sizes)} if dataclasses.is_dataclass(sizes)
-             else dict(sizes))
+    if dataclasses.is_dataclass(sizes):
+        items = {f.name: getattr(sizes, f.name) for f in dataclasses.fields(sizes)}
+    elif isinstance(sizes, Mapping):
+        items = dict(sizes)
+    else:  # one number buys everything (a small pack)
+        items = {"size": sizes}
     return {str(name): plain(value) for name, value in items.items()}
 
 

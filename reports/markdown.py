@@ -76,6 +76,17 @@ def _evidence_tables(add, run: RunResult) -> None:
             add(f"| `{r.id}` | {r.form} | {_features(r)} | **{r.verdict}** | {' | '.join(table.cells(r))} | "
                 f"{pval(r.p_value)} | {num(r.false_fail_rate, 2)} | {num(r.min_detectable, 3)} |")
         add("")
+    # Entries of a kind this installation does not have (a file of a pack that is not installed, whose pack
+    # added its own kind): listed with the numbers every entry has, under the kind's name.
+    for tag in sorted(set(by_type) - set(kinds.tags())):
+        add(f"### Evidence of kind `{tag}` (its pack is not installed here: the common columns only)")
+        add("")
+        add("| claim | form | features / part | verdict | observed | p | false-fail rate | smallest detectable |")
+        add("|---|---|---|---|---|---|---|---|")
+        for r in by_type[tag]:
+            add(f"| `{r.id}` | {r.form} | {_features(r)} | **{r.verdict}** | {_observed(r)} | {pval(r.p_value)} | "
+                f"{num(r.false_fail_rate, 2)} | {num(r.min_detectable, 3)} |")
+        add("")
     exact = by_type.get("exact", [])
     if exact:
         add("### Exact entries (sympy, rational arithmetic, exhaustive search, or a stated reason; no sampling)")

@@ -31,7 +31,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from moecl_verify.checks import strength
+from moecl_verify.checks import kinds, strength
+from moecl_verify.checks import pack as packs
 from moecl_verify.checks.causes import CauseCycle, check_acyclic
 from moecl_verify.checks.entry_key import EntryKey, legacy_key
 from moecl_verify.checks.model import ClaimResult, Interpretation, RunResult, Slip, to_jsonable
@@ -121,17 +122,48 @@ class ResultsNotWritten(ResultsFileError):
 
 
 @functools.cache
+def _shipped() -> str:
+    return resources.files("moecl_verify.reports").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+
+
 def schema() -> dict:
-    """The shipped JSON Schema of results.json."""
-    text = resources.files("moecl_verify.reports").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    """The JSON Schema of results.json: the shipped file, with the evidence types an entry may carry generated
+    from the registered kinds of evidence (checks/kinds: the machinery's and the installed packs' own)."""
+    doc = json.loads(_shipped())
+    doc["$defs"]["entry"]["properties"]["evidence_type"]["enum"] = list(kinds.tags())
+    return doc
 
 
-@functools.cache
-def _validator():
+@functools.lru_cache(maxsize=None)
+def _validator_for(tags: tuple[str, ...]):
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(schema())
+
+
+# An evidence type of a kind this installation may not have: a file of a pack that is not installed.
+OTHER_KIND = {"type": "string", "pattern": "^[a-z][a-z0-9_]*$",
+              "description": "the tag of a kind of evidence its pack added (the pack is not installed here)"}
+
+
+@functools.lru_cache(maxsize=None)
+def _lenient_validator_for(tags: tuple[str, ...]):
+    from jsonschema import Draft202012Validator
+
+    doc = schema()
+    doc["$defs"]["entry"]["properties"]["evidence_type"] = OTHER_KIND
+    return Draft202012Validator(doc)
+
+
+def _validator(doc: Any = None):
+    """The validator for ``doc``: every installed pack is loaded first, so that the kinds of evidence each
+    registers are known; a file of a pack that is not installed may carry that pack's own kinds, which no
+    installed code can check (they are read by the fields every entry has)."""
+    installed = packs.installed()
+    pack = doc.get("meta", {}).get("pack") if isinstance(doc, dict) and isinstance(doc.get("meta"), dict) else None
+    if isinstance(pack, str) and pack not in installed:
+        return _lenient_validator_for(kinds.tags())
+    return _validator_for(kinds.tags())
 
 
 def read(path: str | Path) -> dict:
@@ -267,7 +299,7 @@ def _check(path: Path, doc: Any) -> None:
                                      f"{', '.join(map(str, READABLE_SCHEMAS))}")
     from jsonschema.exceptions import best_match
 
-    error = best_match(_validator().iter_errors(doc))
+    error = best_match(_validator(doc).iter_errors(doc))
     if error is not None:
         raise ResultsFileError(path, _describe(error))
     seen: dict[EntryKey, int] = {}

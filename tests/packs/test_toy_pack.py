@@ -31,9 +31,9 @@ def test_the_toy_pack_is_discovered_beside_the_default(toy_installed):
     installed = packs.installed()
     assert {"toy", "moe-cl"} <= set(installed)
     assert packs.default().name == "moe-cl"  # the toy pack does not declare itself the default
-    assert [c.id for c in all_claims("toy")] == ["var.false", "var.true"]
+    assert [c.id for c in all_claims("toy")] == ["median.half", "median.slip", "var.false", "var.true"]
     # Claims are the pack's own: the default pack's registry does not see them, nor the reverse.
-    assert not {"var.false", "var.true"} & {c.id for c in all_claims()}
+    assert not {"median.half", "median.slip", "var.false", "var.true"} & {c.id for c in all_claims()}
 
 
 @pytest.mark.heavy
@@ -41,7 +41,7 @@ def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path
     listing = _cli(toy_path, "packs", cwd=tmp_path)
     assert listing.returncode == 0 and "toy" in listing.stdout and "moe-cl" in listing.stdout
     claims = _cli(toy_path, "list", "--pack", "toy", cwd=tmp_path)
-    assert claims.returncode == 0 and claims.stdout.split()[0] == "var.false"
+    assert claims.returncode == 0 and claims.stdout.split()[0] == "median.half"
 
     out = tmp_path / "out"
     done = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
@@ -51,7 +51,9 @@ def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path
     assert doc["meta"]["pack"] == "toy" and doc["paper"] == "A textbook identity: the variance of a uniform variable"
     verdicts = {(r["id"], r["evidence_type"]): r["verdict"] for r in doc["results"]}
     assert verdicts == {("var.true", "exact"): "confirmed", ("var.true", "mean"): "confirmed",
-                        ("var.false", "exact"): "refuted", ("var.false", "mean"): "refuted"}
+                        ("var.false", "exact"): "refuted", ("var.false", "mean"): "refuted",
+                        ("median.half", "exact"): "confirmed", ("median.half", "sign"): "confirmed",
+                        ("median.slip", "exact"): "refuted", ("median.slip", "sign"): "refuted"}
     assert [s["id"] for s in doc["slips"]] == ["var.false.sign"]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert report.startswith("# moecl-verify report: *A textbook identity: the variance of a uniform variable*")
@@ -62,7 +64,7 @@ def test_a_run_of_the_toy_pack_gives_the_verdicts_the_mathematics_gives(toy_path
     assert "**stands**" in row
     assert "var.false.sign" in report + details and (out / "report.html").is_file()
     junit = (out / "results.junit.xml").read_text(encoding="utf-8")
-    assert 'tests="4"' in junit and 'failures="2"' in junit
+    assert 'tests="8"' in junit and 'failures="4"' in junit
     assert "The variance identity" in (out / "headline.csv").read_text(encoding="utf-8")
 
     strict = _cli(toy_path, "run", "--pack", "toy", "--budget", "smoke", "--out", str(out), "--quiet", "--jobs", "1",
@@ -98,7 +100,7 @@ def test_the_toy_packs_notebook_reruns_its_claims(toy_path, tmp_path):
 
     nb = nbformat.read(out / "report.ipynb", as_version=4)
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert outputs.count("verdicts as recorded in results.json: True") == 2
+    assert outputs.count("verdicts as recorded in results.json: True") == 4  # one per claim
 
 
 @pytest.mark.heavy
@@ -118,6 +120,10 @@ def test_a_results_file_whose_pack_is_not_installed_still_renders(toy_path, tmp_
     title = "A textbook identity: the variance of a uniform variable"
     assert text.startswith(f"# moecl-verify report: *{title}*") and "`var.false`" in text
     assert "Proposition" not in text
+    # The pack's own kind of evidence (its sign test) is not known here: its entries are listed by the fields
+    # every entry has, under the kind's name.
+    details = (tmp_path / "bare" / "report-details.md").read_text(encoding="utf-8")
+    assert "### Evidence of kind `sign` (its pack is not installed here" in details and "`median.slip`" in details
     assert (tmp_path / "bare" / "results.json").read_bytes() == (out / "results.json").read_bytes()
 
 
@@ -133,3 +139,55 @@ def test_list_shows_the_verdicts_of_its_own_packs_file_only(toy_path, tmp_path):
     assert "2 refuted" in lines["var.false"] and "2 confirmed" in lines["var.true"]  # exact and Monte Carlo
     other = _cli(toy_path, "list", "--from", str(out), cwd=tmp_path)
     assert other.returncode == 2 and "of pack toy, not moe-cl" in other.stderr
+
+
+def test_a_kind_of_evidence_of_the_packs_own_decides_renders_and_reads_back(toy_installed, tmp_path):
+    """The toy pack's sign test (moecl_toy_pack/sign_kind.py) is registered as it loads, decided under the run's
+    error control with the machinery's kinds, tabled in the report, stored in the results file's schema and read
+    back: no machinery edit.  Expected verdicts from the mathematics: Uniform(0, 1)'s median is 1/2 (P(X > 2/5) =
+    3/5, a shift of 0.1 that 4,000 draws resolve)."""
+    from moecl_verify.checks import kinds, runner
+    from moecl_verify.reports import markdown, results_json
+
+    run = runner.run(["median.*"], budget="smoke", reuse_claims=False, pack="toy")
+    verdicts = {(r.id, r.evidence_type): r.verdict for r in run.results}
+    assert verdicts == {("median.half", "exact"): "confirmed", ("median.half", "sign"): "confirmed",
+                        ("median.slip", "exact"): "refuted", ("median.slip", "sign"): "refuted"}
+    sign = next(r for r in run.results if r.evidence_type == "sign" and r.id == "median.half")
+    assert sign.false_fail_rate is not None and sign.min_detectable <= 0.05 and sign.config["trials"] == 4_000
+    assert "sign" in kinds.tags() and "sign" in results_json.schema()["$defs"]["entry"]["properties"][
+        "evidence_type"]["enum"]
+    (tmp_path / "results.json").write_text(results_json.dumps(run), encoding="utf-8")
+    again = results_json.load(tmp_path / "results.json")
+    assert [(r.id, r.evidence_type, r.verdict) for r in again.results] == [
+        (r.id, r.evidence_type, r.verdict) for r in run.results]
+    details = markdown.render(run)  # the main body and its details, whole
+    assert "### Sign tests (medians)" in details and "| above / trials |" in details
+
+
+def test_a_kind_that_misses_part_of_the_protocol_fails_when_registered():
+    import types
+    from dataclasses import dataclass
+
+    from moecl_verify.checks import kinds
+    from moecl_verify.checks.kinds.base import Table
+
+    @dataclass(frozen=True)
+    class NoDecision:
+        TAG = "broken"
+        claim_id: str
+
+        @property
+        def p_value(self):
+            return 1.0
+
+    table = Table("Broken", (), "resolution", lambda r: ())
+    module = types.ModuleType("broken_kind")
+    module.TABLES, module.RECORDS = {"broken": table}, {"broken": NoDecision}
+    with pytest.raises(kinds.KindError, match="lacks detectable, decide of the Evidence protocol"):
+        kinds.register_kind(module)
+    taken = types.ModuleType("taken_kind")
+    taken.TABLES, taken.RECORDS = {"mean": table}, {"x": NoDecision}
+    with pytest.raises(kinds.KindError, match="'mean' is already taken"):
+        kinds.register_kind(taken)
+    assert "broken" not in kinds.tags()
