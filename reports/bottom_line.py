@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from moecl_verify.checks import strength
+from moecl_verify.checks import kinds, strength
 from moecl_verify.checks.entry_key import EntryKey
 from moecl_verify.checks.kinds.base import plain
 from moecl_verify.checks.model import RunResult
@@ -258,7 +258,7 @@ def _causes(run: RunResult, room: int) -> list[Sentence]:
         figure_of = (shown.entries[0].claim if effect and shown is not None and shown.entries else
                      decided[0].id if decided else "")
         figure_kind = ("" if effect or not decided else
-                       {"proportion": "probability", "scaling": "scaling"}.get(decided[0].evidence_type or "", ""))
+                       next((f for f in (kinds.figure_of(decided[0]),) if f in ("probability", "scaling")), ""))
         if effect:
             # its size where the document works says more than the decisive number of a test configuration
             # (an effect measured by ablation says what was removed and what changed: it needs more room)

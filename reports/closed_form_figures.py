@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 
+from moecl_verify.checks import kinds
 from moecl_verify.checks.model import FORMS, RunResult
 from moecl_verify.reports import panel_figures as kit
 
@@ -36,7 +37,7 @@ def accepts(res) -> bool:
     """An expected-value entry over at least two numeric horizons whose formula is not identically 0."""
     rows = res.horizons or []
     return (
-        res.evidence_type != "criterion"
+        kinds.figure_of(res) != "margin"
         and len(rows) >= 2
         and all(("t" in h or "T" in h) and h.get("expected") is not None and h.get("observed") is not None
                 for h in rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from moecl_verify.checks import kinds
 from moecl_verify.checks import pack as packs
 from moecl_verify.checks.model import RunResult
 
@@ -41,7 +42,7 @@ def _swept_of(run: RunResult) -> str | None:
     key of a proportion row), for a file whose pack cannot say."""
     for res in run.results:
         for key in res.config:
-            if key.endswith("_range") and res.evidence_type == "scaling":
+            if key.endswith("_range") and kinds.figure_of(res) == "scaling":
                 return key[: -len("_range")]
     for res in run.results:
         for row in res.config.get("probabilities") or ():

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from moecl_verify.checks.model import RunResult
+from moecl_verify.checks import kinds
 from moecl_verify.reports import closed_form_figures, probability_figures, scaling_figures
 from moecl_verify.reports import panel_figures as kit
 from moecl_verify.reports.document import pack_of
@@ -78,9 +79,9 @@ def kind(res) -> str:
     rows = res.horizons or []
     if rows and all("rhs" in h and "measured" in h for h in rows):
         return "bound"
-    if res.evidence_type == "criterion":
+    if kinds.figure_of(res) == "margin":
         return "margin"
-    if res.evidence_type == "mean" and rows and all(h.get("expected") == 0 for h in rows):
+    if kinds.figure_of(res) == "estimates" and rows and all(h.get("expected") == 0 for h in rows):
         return "difference"
     return "estimates"
 

@@ -30,9 +30,8 @@ import io
 from dataclasses import dataclass
 from typing import Mapping
 
-from moecl_verify.checks import strength
-from moecl_verify.checks.kinds.mean import least_margin
-from moecl_verify.checks.kinds.proportion import decisive_count
+from moecl_verify.checks import kinds, strength
+from moecl_verify.checks.kinds.base import measured_sentence
 from moecl_verify.checks.model import RunResult
 from moecl_verify.checks.pack import HeadlineItem, Pack
 from moecl_verify.reports.document import pack_of
@@ -129,7 +128,7 @@ def entry_evidence(res, pack: Pack | None = None, named: bool = True, width: int
         return f"`{res.id}`"
     where = _where(res, pack)
     prefix = "" if not named else f"`{res.id}` ({where}): " if where else f"`{res.id}`: "
-    if kind == "exact":
+    if kind == kinds.EXACT:
         instance = res.config.get("counterexample") if isinstance(res.config, dict) else None
         if isinstance(instance, dict) and instance.get("premises") is not None and res.verdict == "refuted":
             # a structured counterexample is shown whole, in the document's quantities (the premises it meets are
@@ -137,43 +136,11 @@ def entry_evidence(res, pack: Pack | None = None, named: bool = True, width: int
             return prefix + instance_text(instance, premises=False)
         text = " ".join((res.evidence or "").split())
         return prefix + (text if len(text) <= width else text[:width - 3].rsplit(" ", 1)[0] + " ...")
-    if kind == "criterion":
-        # the margin in the document's quantities where the criterion names one (config "margin"); the claim
-        # needs it positive in every setting compared
-        margin = res.config.get("margin") if isinstance(res.config, dict) else None
-        case = res.config.get("decisive_horizon") if isinstance(res.config, dict) else None
-        at = f" at {case}" if case not in (None, "") else ""
-        named = f"the margin {margin}" if margin else "the claim's margin"
-        text = f"{named} is {_num(res.observed)} ± {_num(res.stderr, 2)}{at} (the claim needs it > 0)"
-        least = least_margin(res)
-        if least is not None:
-            text += f"; smallest {_num(least['observed'])} at {least['case']}"
-        return prefix + text
-    if kind == "proportion":
-        claimed = res.config.get("null") or f"P = {_num(res.expected)}"
-        row = decisive_count(res)
-        if row:
-            measured = (f"the event held in {row['successes']} of {row['trials']} runs (99% Wilson interval "
-                        f"[{_num(row['low'])}, {_num(row['high'])}])")
-        else:
-            measured = f"the event's probability {_num(res.observed)} ± {_num(res.stderr, 2)}"
-        return prefix + f"{measured}; claimed: {claimed}"
-    if kind == "scaling":
-        cfg = res.config
-        interval = cfg.get("exponent_interval")
-        # The swept parameter's window, recorded as "<name>_range"; shown with the pack's symbol.
-        range_key = next((k for k in cfg if k.endswith("_range")), None)
-        span = cfg.get(range_key) if range_key else None
-        name = range_key[: -len("_range")] if range_key else ""
-        symbol = pack.swept_symbol if pack is not None and name == pack.swept else name
-        text = f"fitted exponent {_num(res.observed)}"
-        if interval:
-            text += f" [{_num(interval[0])}, {_num(interval[1])}]"
-        text += f" against {cfg.get('law', _num(res.expected))}"
-        if span:
-            text += f" over {symbol} in [{span[0]:.3g}, {span[1]:.3g}]"
-        return prefix + text
-    return prefix + f"measured {_num(res.observed)} ± {_num(res.stderr, 2)} against the formula's {_num(res.expected)}"
+    # Every other kind says its decisive number itself (checks/kinds: its Table's sentence); a kind this
+    # installation does not have, by the numbers every entry has.
+    table = kinds.TABLES.get(kind)
+    symbols = {pack.swept: pack.swept_symbol} if pack is not None and pack.swept else {}
+    return prefix + (table.decisive if table is not None else measured_sentence)(res, symbols)
 
 
 def _short_reading(text: str) -> str:
@@ -206,7 +173,7 @@ def instance_text(instance: dict, premises: bool = True) -> str:
 def _strength(res) -> tuple:
     """Order refutations by how decisive they are: entries that hold under every reading first, then
     exact ones, then the smallest p-value."""
-    exact = (res.evidence_type or "") == "exact"
+    exact = (res.evidence_type or "") == kinds.EXACT
     one_reading = reading(res) is not None
     return (one_reading, 0 if exact else 1, res.p_value if res.p_value is not None else 1.0)
 

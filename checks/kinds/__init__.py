@@ -95,6 +95,13 @@ def register_kind(module: ModuleType) -> ModuleType:
     return module
 
 
+def unregister_kind(module: ModuleType) -> None:
+    """Take a kind module's tags out of the registry (a pack unloaded, as tests of another distribution's pack
+    do); the machinery's own kinds stay."""
+    if module in _MODULES and module not in BUILT_IN:
+        _forget(module)
+
+
 def modules() -> tuple[ModuleType, ...]:
     """Every registered kind module, the machinery's first."""
     return tuple(_MODULES)
@@ -105,6 +112,13 @@ def tags() -> tuple[str, ...]:
     return (*TABLES, EXACT)
 
 
+def figure_of(entry) -> str:
+    """The family of figures an entry's kind is drawn in (its Table's ``figure``; "" for exact entries and for
+    a kind this installation does not have)."""
+    table = TABLES.get(getattr(entry, "evidence_type", "") or "")
+    return table.figure if table is not None else ""
+
+
 def is_evidence(item) -> bool:
     """Whether ``item`` is undecided evidence of a registered kind (else it must be a decided exact entry)."""
     return isinstance(item, Evidence)
@@ -113,5 +127,6 @@ def is_evidence(item) -> bool:
 for _module in BUILT_IN:
     register_kind(_module)
 
-__all__ = ["BUILT_IN", "EXACT", "Evidence", "KindError", "RECORDS", "TABLES", "Table", "is_evidence", "modules",
-           "register_kind", "tags"]
+__all__ = ["BUILT_IN", "EXACT", "Evidence", "KindError", "RECORDS", "TABLES", "Table", "figure_of", "is_evidence",
+           "modules",
+           "register_kind", "tags", "unregister_kind"]

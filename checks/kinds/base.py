@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Protocol, runtime_checkable
+from typing import Callable, ClassVar, Mapping, Protocol, runtime_checkable
 
 from moecl_verify.checks.model import ClaimResult
 
@@ -50,16 +50,29 @@ class Judgement:
     min_detectable: float | None
 
 
+def measured_sentence(res: ClaimResult, symbols: Mapping[str, str] | None = None) -> str:
+    """The decisive number of an entry of any kind, from the fields every entry has: what was measured against
+    what the statement gives (the sentence of a kind that says nothing more, or of one not installed)."""
+    return f"measured {number(res.observed, 3)} ± {number(res.stderr, 2)} against the formula's {number(res.expected, 3)}"
+
+
 @dataclass(frozen=True)
 class Table:
-    """How the report lists the entries of one kind: a title, the columns after the common ones (claim,
+    """How the report shows the entries of one kind: a title, the columns after the common ones (claim,
     form, features / part, verdict) and before the common ones (p, false-fail rate), the name of the
-    resolution column, and the cells of those columns for one entry."""
+    resolution column, the cells of those columns for one entry, and ``decisive(entry, symbols)``, the entry's
+    decisive number in words for the report's main body (``symbols`` maps a swept parameter's name to the
+    pack's symbol for it)."""
 
     title: str
     columns: tuple[str, ...]
     resolution: str
     cells: Callable[[ClaimResult], tuple[str, ...]]
+    decisive: Callable[[ClaimResult, Mapping[str, str]], str] = measured_sentence
+    # The family of figures the report draws the kind's entries in: "estimates" (estimates against a formula),
+    # "margin" (a criterion's margins per case), "probability" (counts against the swept parameter), "scaling"
+    # (a fitted exponent over the swept parameter's window, recorded as ``<name>_range``); "" none.
+    figure: str = ""
 
 
 def number(x, digits: int = 4) -> str:

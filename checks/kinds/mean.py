@@ -259,13 +259,29 @@ def _least_margin_note(res: ClaimResult) -> str:
     return "" if least is None else f" (least: {number(least['observed'])}, {cell(str(least['case']))})"
 
 
+def criterion_sentence(res: ClaimResult, symbols=None) -> str:
+    """A criterion's decisive number: the margin in the document's quantities where the criterion names one
+    (config "margin"), at its decisive case, against the claim's need that it be positive in every case."""
+    margin = res.config.get("margin") if isinstance(res.config, dict) else None
+    case = res.config.get("decisive_horizon") if isinstance(res.config, dict) else None
+    at = f" at {case}" if case not in (None, "") else ""
+    named = f"the margin {margin}" if margin else "the claim's margin"
+    text = f"{named} is {number(res.observed, 3)} ± {number(res.stderr, 2)}{at} (the claim needs it > 0)"
+    least = least_margin(res)
+    if least is not None:
+        text += f"; smallest {number(least['observed'], 3)} at {least['case']}"
+    return text
+
+
 TABLES = {
     "mean": Table("Means against formulas", ("formula", "Monte Carlo mean ± s.e."), "min detectable",
-                  lambda r: (number(r.expected), f"{number(r.observed)} ± {number(r.stderr, 2)}")),
+                  lambda r: (number(r.expected), f"{number(r.observed)} ± {number(r.stderr, 2)}"),
+                  figure="estimates"),
     "criterion": Table("Criteria of qualitative claims (margin Δ > 0 in every case; the decisive case, the one with "
                        "the smallest z, shown, and the least margin where it is another case)",
                        ("criterion", "decisive case Δ ± s.e."), "min detectable Δ",
                        lambda r: (cell(r.formula) or "Δ > 0",
-                                  f"{number(r.observed)} ± {number(r.stderr, 2)}" + _least_margin_note(r))),
+                                  f"{number(r.observed)} ± {number(r.stderr, 2)}" + _least_margin_note(r)),
+                       criterion_sentence, figure="margin"),
 }
 RECORDS = {"measurement": Measurement, "horizon": HorizonTest, "meantest": MeanTest}

@@ -239,9 +239,22 @@ def _count_cell(res: ClaimResult) -> str:
     return count_text(row) if row else f"{number(res.observed)} ± {number(res.stderr, 2)}"
 
 
+def proportion_sentence(res: ClaimResult, symbols=None) -> str:
+    """A proportion's decisive number: the count at its decisive row with its interval, against the claim."""
+    claimed = res.config.get("null") or f"P = {number(res.expected, 3)}"
+    row = decisive_count(res)
+    if row:
+        measured = (f"the event held in {row['successes']} of {row['trials']} runs (99% Wilson interval "
+                    f"[{number(row['low'], 3)}, {number(row['high'], 3)}])")
+    else:
+        measured = f"the event's probability {number(res.observed, 3)} ± {number(res.stderr, 2)}"
+    return f"{measured}; claimed: {claimed}"
+
+
 TABLES = {
     "proportion": Table("Probabilities (counts of an event; the smallest {x} shown)",
                         ("claimed", "count, probability (99% Wilson interval)"), "resolved to ±",
-                        lambda r: (cell(r.config.get("null", number(r.expected))), _count_cell(r))),
+                        lambda r: (cell(r.config.get("null", number(r.expected))), _count_cell(r)),
+                        proportion_sentence, figure="probability"),
 }
 RECORDS = {"proportion": ProportionEvidence, "proportion_row": ProportionRow}

@@ -128,9 +128,28 @@ class ScalingEvidence:
         return result_of(self, self.judge(threshold, rejected), threshold)
 
 
+def scaling_sentence(res: ClaimResult, symbols=None) -> str:
+    """A scaling law's decisive number: the fitted exponent with its interval, against the law, over the swept
+    parameter's window (recorded as ``<name>_range``; shown with the pack's symbol from ``symbols``)."""
+    cfg = res.config
+    interval = cfg.get("exponent_interval")
+    range_key = next((k for k in cfg if k.endswith("_range")), None)
+    span = cfg.get(range_key) if range_key else None
+    name = range_key[: -len("_range")] if range_key else ""
+    symbol = (symbols or {}).get(name, name)
+    text = f"fitted exponent {number(res.observed, 3)}"
+    if interval:
+        text += f" [{number(interval[0], 3)}, {number(interval[1], 3)}]"
+    text += f" against {cfg.get('law', number(res.expected, 3))}"
+    if span:
+        text += f" over {symbol} in [{span[0]:.3g}, {span[1]:.3g}]"
+    return text
+
+
 TABLES = {
     "scaling": Table("Scaling laws in {x} (fitted exponent with its bootstrap standard error)",
                      ("law", "fitted exponent ± s.e."), "tolerance",
-                     lambda r: (r.config.get("law", "—"), f"{number(r.observed, 3)} ± {number(r.stderr, 2)}")),
+                     lambda r: (r.config.get("law", "—"), f"{number(r.observed, 3)} ± {number(r.stderr, 2)}"),
+                     scaling_sentence, figure="scaling"),
 }
 RECORDS = {"scaling": ScalingEvidence, "scaling_fit": ScalingFit}

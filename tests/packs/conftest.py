@@ -29,5 +29,9 @@ def toy_installed(toy_path, monkeypatch):
     for entry in reversed(toy_path.split(os.pathsep)):
         monkeypatch.syspath_prepend(entry)
     yield
+    from moecl_verify.checks import kinds
+
+    for module in [m for m in kinds.modules() if m.__name__.startswith("moecl_toy_pack")]:
+        kinds.unregister_kind(module)  # its kind of evidence leaves with it
     for name in [m for m in sys.modules if m.startswith("moecl_toy_pack")]:
         del sys.modules[name]
