@@ -37,12 +37,13 @@ class HorizonTest:
 
 @dataclass(frozen=True)
 class Measurement:
-    """An expected-value identity measured at several horizons.
+    """An expected-value identity measured at several horizons, or a criterion's margins in several cases.
 
-    ``scale`` is the natural size of the quantity (here ``S + D``, the size of
-    a typical model error); a non-rejection becomes ``confirmed`` only if the
-    run could have detected a discrepancy of ``resolution * scale`` at every
-    horizon.
+    ``scale`` is the natural size of the quantity compared (the size of a typical value of it in the
+    document's setting, so that a discrepancy is judged against what is measured), ``resolution`` the share
+    of it that matters (2% by default); a non-rejection becomes ``confirmed`` only if the run could have
+    detected a discrepancy of ``resolution * scale`` at every horizon, at the threshold Holm gave the entry,
+    with the run's power, and ``inconclusive`` otherwise.
     """
 
     claim_id: str
