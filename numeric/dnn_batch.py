@@ -44,8 +44,8 @@ import numpy as np
 
 from moecl_verify.numeric import dnn
 from moecl_verify.numeric.digit_tasks import TaskSet, gate_inputs
-from moecl_verify.numeric.dnn_moe import (DnnMoEConfig, ReplicateDraws, draw_replicate, forgetting_generalization,
-                                          gate_step, update_flags)
+from moecl_verify.numeric.dnn_moe import (DnnMoEConfig, ReplicateDraws, check_draws, draw_replicate,
+                                          forgetting_generalization, gate_step, update_flags)
 from moecl_verify.numeric.gate import gate_outputs, route, softmax
 from moecl_verify.numeric.seeding import generator_for
 
@@ -189,13 +189,7 @@ def _check(cfg: DnnMoEConfig, draws: list[ReplicateDraws], fork: bool) -> None:
     if not draws:
         raise ValueError("no replicates to run")
     for d in draws:
-        if d.noise.shape[1] < cfg.M:
-            raise ValueError(f"draws carry routing noise for {d.noise.shape[1]} experts, fewer than M = {cfg.M}")
-        if d.orders.shape[:2] != (cfg.T, cfg.epochs):
-            raise ValueError(f"draws carry epoch orders for {d.orders.shape[:2]} (rounds, epochs), "
-                             f"need {(cfg.T, cfg.epochs)}")
-    if fork and not cfg.termination:
-        raise ValueError("fork continues a run with termination into one without: it needs cfg.termination")
+        check_draws(cfg, d, fork)
 
 
 def run_batch(tasks: TaskSet, shape: dnn.NetShape, cfg: DnnMoEConfig, draws: list[ReplicateDraws],

@@ -237,6 +237,18 @@ def _finish(state: _State) -> dict:
     return {**state.records, "freeze_round": state.freeze_round[0], "loads": state.counts[0], "theta": state.theta[0]}
 
 
+def check_draws(cfg: DnnMoEConfig, draws: ReplicateDraws, fork: bool = False) -> None:
+    """Refuse, with the reason, draws that do not fit ``cfg`` (noise for fewer than M experts, epoch orders of
+    other rounds or epochs) and a fork of a run without termination (shared by both engines)."""
+    if draws.noise.shape[1] < cfg.M:
+        raise ValueError(f"draws carry routing noise for {draws.noise.shape[1]} experts, fewer than M = {cfg.M}")
+    if draws.orders.shape[:2] != (cfg.T, cfg.epochs):
+        raise ValueError(f"draws carry epoch orders for {draws.orders.shape[:2]} (rounds, epochs), "
+                         f"need {(cfg.T, cfg.epochs)}")
+    if fork and not cfg.termination:
+        raise ValueError("fork continues a run with termination into one without: it needs cfg.termination")
+
+
 def run_replicate(tasks: TaskSet, shape: dnn.NetShape, cfg: DnnMoEConfig, draws: ReplicateDraws,
                   fork: bool = False) -> dict | tuple[dict, dict]:
     """Algorithm 1 with network experts, one replicate.  Returns ``chosen`` (T,), gate outputs ``h`` (T, M),
@@ -250,13 +262,7 @@ def run_replicate(tasks: TaskSet, shape: dnn.NetShape, cfg: DnnMoEConfig, draws:
     without termination is identical up to the round in which the gate froze, so it continues from the
     state at the start of that round instead of being recomputed from round 1 (if the gate never froze,
     the two runs are the same run)."""
-    if draws.noise.shape[1] < cfg.M:
-        raise ValueError(f"draws carry routing noise for {draws.noise.shape[1]} experts, fewer than M = {cfg.M}")
-    if draws.orders.shape[:2] != (cfg.T, cfg.epochs):
-        raise ValueError(f"draws carry epoch orders for {draws.orders.shape[:2]} (rounds, epochs), "
-                         f"need {(cfg.T, cfg.epochs)}")
-    if fork and not cfg.termination:
-        raise ValueError("fork continues a run with termination into one without: it needs cfg.termination")
+    check_draws(cfg, draws, fork)
     test_x, test_y = jnp.asarray(tasks.test_x), jnp.asarray(tasks.test_y)
     state = _start(tasks, cfg, draws, test_x, test_y)
     if not fork:
