@@ -488,7 +488,9 @@ def setting(ctx: Context, definition: str) -> dict:
 
 def engine_record() -> dict:
     """The device the networks were computed on (JAX's choice) and the engine that computed them: results are
-    deterministic for a given device, not across devices."""
-    from moecl_verify.numeric import dnn, dnn_batch
-
+    deterministic for a given device, not across devices.  Without JAX nothing is computed on one: empty."""
+    try:
+        from moecl_verify.numeric import dnn, dnn_batch
+    except ImportError:
+        return {}
     return {"device": dnn.device(), "engine": "batched" if dnn_batch.preferred() else "reference"}

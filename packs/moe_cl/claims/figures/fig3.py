@@ -142,7 +142,7 @@ def _measurement(ctx, claim_id: str, definition: str, criterion: str, tests: lis
         tests=tuple(tests),
         scale=1.0,
         formula=f"{criterion} [tasks: {definition}; data: {data}; {fig3_runs.rounds(ctx)} rounds, "
-                f"{fig3_runs.EPOCHS} epochs per round, on {fig3_runs.engine_record()['device']}; {epochs_verdict(ctx)}]",
+                f"{fig3_runs.EPOCHS} epochs per round, on {fig3_runs.engine_record().get('device')}; {epochs_verdict(ctx)}]",
         rule="positive",
         horizon_name="case",
     )
