@@ -83,6 +83,75 @@ class Command:
     run: Callable[[Any, Invocation], int]
 
 
+def _text(value) -> bool:
+    return isinstance(value, str)
+
+
+def _items_of(kind: type) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, tuple) and all(isinstance(v, kind) for v in value)
+
+
+def _hook(arguments: int) -> Callable[[Any], bool]:
+    """A function that can be called with ``arguments`` positional arguments (the run, for most hooks)."""
+    def check(value) -> bool:
+        if value is None:
+            return True
+        if not callable(value):
+            return False
+        import inspect
+
+        try:
+            inspect.signature(value).bind(*([None] * arguments))
+        except TypeError:
+            return False
+        except ValueError:  # a builtin without a signature: trusted
+            return True
+        return True
+    return check
+
+
+def _mapping(value) -> bool:
+    return isinstance(value, Mapping)
+
+
+# What each field of a pack's declaration must hold, checked when the pack is built (so when it loads): a
+# mistyped value fails at once, in one line naming the field, not when a report first reads it.  Every field
+# has an entry (a test holds the two in step).
+_FIELD_SPECS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    **{name: (_text, "a string") for name in (
+        "name", "title", "source", "claims", "noun", "simulation", "reading", "beyond_title", "swept",
+        "swept_symbol", "source_note", "slip_caveat", "configuration")},
+    "order": (_items_of(str), "a tuple of claim-id groups (strings)"),
+    **{name: (lambda v: _items_of(HeadlineItem)(v), "a tuple of HeadlineItem")
+       for name in ("headline", "reading_headline", "statements")},
+    "chain": (lambda v: v is None or isinstance(v, HeadlineItem), "a HeadlineItem or None"),
+    "beyond": (lambda v: v is None or isinstance(v, str), "a claim-id group (string) or None"),
+    **{name: (_mapping, "a mapping") for name in (
+        "proof_uses", "cost_hints", "budgets", "peak_memory_gb", "symbols", "words", "answers")},
+    "answer_facts": (lambda v: _mapping(v) and all(callable(f) for f in v.values()),
+                     "a mapping of claim ids to functions of the claim's entries"),
+    "figures": (_hook(1), "a function of the run (or None)"),
+    "survives": (_hook(1), "a function of the run (or None)"),
+    "requests": (_hook(1), "a function of the run (or None)"),
+    "derived_bounds": (_hook(0), "a function of no arguments (or None)"),
+    "options": (lambda v: _items_of(RunOption)(v), "a tuple of RunOption"),
+    "commands": (lambda v: _items_of(Command)(v), "a tuple of Command"),
+    "bottom_line_causes": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
+    "clusters": (lambda v: isinstance(v, tuple), "a tuple of checks.causes.Cluster"),
+    "default": (lambda v: isinstance(v, bool), "True or False"),
+}
+
+
+def _check_declaration(pack: "Pack") -> None:
+    from dataclasses import fields
+
+    for f in fields(pack):
+        check, expected = _FIELD_SPECS[f.name]
+        value = getattr(pack, f.name)
+        if not check(value):
+            raise ValueError(f"pack {pack.name!r}: {f.name} must be {expected}, got {value!r:.80}")
+
+
 @dataclass(frozen=True)
 class Pack:
     """One checked document.
@@ -168,8 +237,9 @@ class Pack:
     default: bool = False
 
     def __post_init__(self) -> None:
-        if not NAME.match(self.name):
+        if not NAME.match(self.name if isinstance(self.name, str) else ""):
             raise ValueError(f"pack name {self.name!r}: lower-case words joined by '-'")
+        _check_declaration(self)
         if not self.beyond_title:
             object.__setattr__(self, "beyond_title", f"Beyond the {self.noun}")
         from moecl_verify.checks.causes import Cluster
