@@ -62,10 +62,10 @@ _KNOWN: dict = {}
 
 def _records() -> dict[str, type]:
     """Record tag -> dataclass: the machinery's and every registered kind's, read when used, so that a kind a
-    pack registers after this module was imported is stored too (kinds are only ever added)."""
-    if _KNOWN.get("count") != len(kinds.RECORDS):
+    pack registers (or registers anew) after this module was imported is stored too."""
+    if _KNOWN.get("version") != kinds.VERSION[0]:
         records = {**_OWN_RECORDS, **kinds.RECORDS}
-        _KNOWN.update(count=len(kinds.RECORDS), records=records, tags={cls: tag for tag, cls in records.items()})
+        _KNOWN.update(version=kinds.VERSION[0], records=records, tags={cls: tag for tag, cls in records.items()})
     return _KNOWN["records"]
 
 

@@ -82,12 +82,19 @@ def register(module: str, claim: Claim) -> Claim:
         raise TypeError(f"register(module, claim): module must be the registering module's __name__, got {module!r}")
     if not isinstance(claim, Claim):
         raise TypeError(f"register(module, claim): claim must be a Claim, got {type(claim).__name__}")
-    key = (module, claim.id)
-    # The module object registering (the one being imported): a module imported anew (its entry removed from
-    # sys.modules, as a test of a pack from another distribution does) replaces its claims; one module
-    # registering an id twice is an error.
+    # The module object registering (the one being imported, so already in sys.modules): a name that is no loaded
+    # module (a typo) would register a claim no pack ever finds.
     origin = sys.modules.get(module)
-    if key in _REGISTRY and _REGISTRY[key] is not claim and _ORIGINS.get(key) is origin:
+    if origin is None:
+        raise TypeError(f"register(module, claim): no module named {module!r} is loaded; pass the registering "
+                        "module's own __name__")
+    # A module imported anew (its entry removed from sys.modules, as a test of a pack from another distribution
+    # does) replaces all its claims, those it no longer registers included; one module registering an id twice
+    # is an error.
+    for stale in [k for k, o in _ORIGINS.items() if k[0] == module and o is not origin]:
+        del _REGISTRY[stale], _ORIGINS[stale]
+    key = (module, claim.id)
+    if key in _REGISTRY and _REGISTRY[key] is not claim:
         raise ValueError(f"claim {claim.id!r} registered twice")
     _REGISTRY[key] = claim
     _ORIGINS[key] = origin

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import platform
 import time
 from importlib import metadata
@@ -31,7 +32,11 @@ DEFAULT_FAMILY_RATE = 1e-3
 
 # Optional libraries some claims compute with (deep networks); listed when installed, so a finished
 # claim's record is not reused across versions of them, nor across their absence and presence.
-OPTIONAL_LIBRARIES = ("jax", "jaxlib", "scikit-learn")
+OPTIONAL_LIBRARIES = ("jax", "jaxlib", "scikit-learn",
+                      # JAX's accelerator builds: with one installed, JAX computes on the accelerator (its results
+                      # differ from the CPU's, replicate by replicate), so a finished claim is not reused across
+                      # their presence and absence.
+                      "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt", "libtpu")
 # Libraries every claim's numbers depend on besides numpy, sympy and mpmath.
 CORE_LIBRARIES = ("scipy", "numba")
 
@@ -48,6 +53,8 @@ def versions() -> dict:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
+    if os.environ.get("JAX_PLATFORMS"):  # a device forced (e.g. the CPU on a GPU machine)
+        out["JAX_PLATFORMS"] = os.environ["JAX_PLATFORMS"]
     return out
 
 

@@ -27,6 +27,11 @@ BUILT_IN = (mean, proportion, scaling)
 EXACT = "exact"
 
 _MODULES: list[ModuleType] = []
+# Bumped by every registration and removal, so that what is built from the registry (the results cache's codec)
+# knows when to rebuild, whatever the number of kinds.
+VERSION = [0]
+# Tags the results cache's codec uses for its own records and containers (checks/claim_store.py): never a kind's.
+RESERVED_RECORD_TAGS = frozenset({"result", "slip", "key", "dict", "tuple", "list", "float", "numpy"})
 # Evidence type tag -> how the report tables its entries, in the order the report shows the tables.
 TABLES: dict[str, Table] = {}
 # Record tag -> dataclass, for the results cache's faithful codec (checks/claim_store.py).
@@ -37,7 +42,7 @@ class KindError(ValueError):
     """A kind module that does not declare what the machinery needs of it."""
 
 
-def _check(module: ModuleType) -> None:
+def _check(module: ModuleType, replacing: tuple[ModuleType, ...] = ()) -> None:
     name = getattr(module, "__name__", repr(module))
     tables, records = getattr(module, "TABLES", None), getattr(module, "RECORDS", None)
     if not isinstance(tables, dict) or not tables:
@@ -47,13 +52,13 @@ def _check(module: ModuleType) -> None:
     for tag, table in tables.items():
         if not isinstance(tag, str) or not tag or not isinstance(table, Table):
             raise KindError(f"evidence kind {name}: TABLES[{tag!r}] must be a kinds.base.Table under a non-empty tag")
-        if tag == EXACT or tag in TABLES:
+        if tag == EXACT or (tag in TABLES and not any(tag in m.TABLES for m in replacing)):
             raise KindError(f"evidence kind {name}: the evidence tag {tag!r} is already taken")
     evidence_tags = set()
     for tag, cls in records.items():
         if not isinstance(tag, str) or not tag or not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
             raise KindError(f"evidence kind {name}: RECORDS[{tag!r}] must be a dataclass under a non-empty tag")
-        if tag in RECORDS or tag in ("result", "slip", "key"):
+        if tag in RESERVED_RECORD_TAGS or (tag in RECORDS and not any(tag in m.RECORDS for m in replacing)):
             raise KindError(f"evidence kind {name}: the record tag {tag!r} is already taken")
         if not cls.__dataclass_params__.frozen:
             raise KindError(f"evidence kind {name}: {cls.__name__} must be a frozen dataclass (results are values)")
@@ -68,6 +73,9 @@ def _check(module: ModuleType) -> None:
                                 "of the Evidence protocol (kinds/base.py)")
             if isinstance(kind_tag, str):  # a TAG that is a property (means and criteria) names its tag per entry
                 evidence_tags.add(kind_tag)
+    if not any(hasattr(cls, "TAG") for cls in records.values()):
+        raise KindError(f"evidence kind {name}: no class in RECORDS declares TAG, the evidence type its entries carry "
+                        "(the Evidence protocol, kinds/base.py)")
     unlisted = evidence_tags - set(tables)
     if unlisted:
         raise KindError(f"evidence kind {name}: evidence tag(s) {', '.join(sorted(unlisted))} have no table in TABLES")
@@ -79,6 +87,7 @@ def _forget(module: ModuleType) -> None:
         TABLES.pop(tag, None)
     for tag in module.RECORDS:
         RECORDS.pop(tag, None)
+    VERSION[0] += 1
 
 
 def register_kind(module: ModuleType) -> ModuleType:
@@ -86,12 +95,14 @@ def register_kind(module: ModuleType) -> ModuleType:
     same module again does nothing, and a module of the same name imported anew (a reload) takes its place."""
     if module in _MODULES:
         return module
-    for old in [m for m in _MODULES if m.__name__ == module.__name__]:
+    older = tuple(m for m in _MODULES if m.__name__ == module.__name__)
+    _check(module, replacing=older)  # before anything is forgotten: a failing reload leaves the old kind in place
+    for old in older:
         _forget(old)
-    _check(module)
     _MODULES.append(module)
     TABLES.update(module.TABLES)
     RECORDS.update(module.RECORDS)
+    VERSION[0] += 1
     return module
 
 

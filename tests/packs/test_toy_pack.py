@@ -190,4 +190,39 @@ def test_a_kind_that_misses_part_of_the_protocol_fails_when_registered():
     taken.TABLES, taken.RECORDS = {"mean": table}, {"x": NoDecision}
     with pytest.raises(kinds.KindError, match="'mean' is already taken"):
         kinds.register_kind(taken)
-    assert "broken" not in kinds.tags()
+    codec = types.ModuleType("codec_kind")  # a record tag the cache's codec uses for its own containers
+    codec.TABLES, codec.RECORDS = {"codec": table}, {"dict": NoDecision}
+    with pytest.raises(kinds.KindError, match="record tag 'dict' is already taken"):
+        kinds.register_kind(codec)
+
+    @dataclass(frozen=True)
+    class Untagged:
+        claim_id: str
+
+    untagged = types.ModuleType("untagged_kind")
+    untagged.TABLES, untagged.RECORDS = {"untagged": table}, {"untagged": Untagged}
+    with pytest.raises(kinds.KindError, match="no class in RECORDS declares TAG"):
+        kinds.register_kind(untagged)
+    assert not {"broken", "codec", "untagged"} & set(kinds.tags())
+
+
+def test_a_kind_registered_anew_is_what_the_cache_stores_and_reads(toy_installed):
+    """The toy pack unloaded and loaded again (as these tests do): its kind's new class is the one a claim record
+    stores and reads back, not the first import's."""
+    import importlib
+    import sys
+
+    from moecl_verify.checks import claim_store, kinds
+
+    first = importlib.import_module("moecl_toy_pack.sign_kind")
+    importlib.import_module("moecl_toy_pack")
+    kinds.unregister_kind(first)
+    for name in [m for m in sys.modules if m.startswith("moecl_toy_pack")]:
+        del sys.modules[name]
+    importlib.import_module("moecl_toy_pack")
+    second = sys.modules["moecl_toy_pack.sign_kind"]
+    assert second is not first and kinds.RECORDS["sign"] is second.SignEvidence
+    made = second.SignEvidence(claim_id="median.half", source="s", kind="probability", form="stated", config={},
+                               above=5, trials=10, resolution=0.05)
+    back = claim_store.decode(claim_store.encode(made))
+    assert type(back) is second.SignEvidence and back == made
