@@ -61,6 +61,7 @@ import hashlib
 import math
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -706,11 +707,19 @@ def _record_round(r0, j, nq, counts, sg, bias, biased, rec_loads, rec_sets, rec_
 
 
 @_jit
-def _moe_block(X, tasks, noise, W, V, task_norms, oracle_mask, start, eta, alpha, lam, Gamma, termination, T1,
-               sticky, after_update, aux_is_t, learned, balance, top_k, bias_rate, bias_window, record, lanes,
-               theta, w, counts, pair_counts, expert_past, past_gg, past_gn, past_nn, gram, cross,
-               past_self_error, marks, frozen, freeze_round, theta_max, bias, window_counts,
-               chosen, chosen_sets, model_error, forgetting, generalization, rec_h, rec_loads, rec_sets, rec_bias):
+def _moe_block(X, tasks, noise, W, V, task_norms, oracle_mask, settings, state, out):
+    # The typed records unpacked once (numba passes named tuples by value; the arrays in them are the caller's).
+    start, eta, alpha, lam, Gamma = settings.start, settings.eta, settings.alpha, settings.lam, settings.Gamma
+    termination, T1, sticky, after_update = settings.termination, settings.T1, settings.sticky, settings.after_update
+    aux_is_t, learned, balance, top_k = settings.aux_is_t, settings.learned, settings.balance, settings.top_k
+    bias_rate, bias_window, record, lanes = settings.bias_rate, settings.bias_window, settings.record, settings.lanes
+    theta, w, counts, pair_counts, expert_past = state.theta, state.w, state.counts, state.pair_counts, state.expert_past
+    past_gg, past_gn, past_nn, gram, cross = state.past_gg, state.past_gn, state.past_nn, state.gram, state.cross
+    past_self_error, marks, frozen, freeze_round = state.past_self_error, state.marks, state.frozen, state.freeze_round
+    theta_max, bias, window_counts = state.theta_max, state.bias, state.window_counts
+    chosen, chosen_sets, model_error = out.chosen, out.chosen_sets, out.model_error
+    forgetting, generalization = out.forgetting, out.generalization
+    rec_h, rec_loads, rec_sets, rec_bias = out.rec_h, out.rec_loads, out.rec_sets, out.rec_bias
     B = X.shape[0]
     R = X.shape[1]
     d = X.shape[2]
@@ -944,6 +953,68 @@ def single_expert_block(X, tasks, W, start, complement, w, counts, past_self_err
           bool(complement), LANES, w, counts, past_self_error, model_error, forgetting, generalization)
 
 
+class MoeSettings(NamedTuple):
+    """The scalars of one block of Algorithm 1 (:func:`moe_block`): the block's first round, the gate's step sizes
+    and noise (eq. 1, 9), the termination rule (Algorithm 1, lines 7-13) and its reading, the router and balancing
+    options of :class:`numeric.moe.MoEConfig` as codes, whether per-round records are kept, and the lane width."""
+
+    start: int
+    eta: float
+    alpha: float
+    lam: float
+    Gamma: float
+    termination: bool
+    T1: int
+    sticky: bool
+    after_update: bool
+    aux_is_t: bool
+    learned: bool
+    balance: int
+    top_k: int
+    bias_rate: float
+    bias_window: int
+    record: bool
+    lanes: int
+
+
+class MoeState(NamedTuple):
+    """Algorithm 1's state across blocks, per replicate (written in place): the gate, the experts, the loads and
+    pair counts, the sums F_t and G_t need, the top-k combination's Gram sums, the termination marks, the bias."""
+
+    theta: np.ndarray
+    w: np.ndarray
+    counts: np.ndarray
+    pair_counts: np.ndarray
+    expert_past: np.ndarray
+    past_gg: np.ndarray
+    past_gn: np.ndarray
+    past_nn: np.ndarray
+    gram: np.ndarray
+    cross: np.ndarray
+    past_self_error: np.ndarray
+    marks: np.ndarray
+    frozen: np.ndarray
+    freeze_round: np.ndarray
+    theta_max: np.ndarray
+    bias: np.ndarray
+    window_counts: np.ndarray
+
+
+class MoeOutputs(NamedTuple):
+    """What one block writes (columns ``start ..`` of each (R, T, ...) array): routing, errors, and the per-round
+    records kept on request."""
+
+    chosen: np.ndarray
+    chosen_sets: np.ndarray
+    model_error: np.ndarray
+    forgetting: np.ndarray
+    generalization: np.ndarray
+    rec_h: np.ndarray
+    rec_loads: np.ndarray
+    rec_sets: np.ndarray
+    rec_bias: np.ndarray
+
+
 def _empty(ndim: int, dtype=np.float64) -> np.ndarray:
     """A placeholder for an array an option leaves unused (the kernel keeps one signature)."""
     return np.zeros((0,) * ndim, dtype=dtype)
@@ -987,15 +1058,20 @@ def moe_block(X, tasks, noise, W, start, *, eta, alpha, lam, Gamma, termination,
     if missing or chosen_sets.shape != chosen.shape + (top_k,):
         raise ValueError(f"moe_block: missing arrays {missing} or chosen_sets not (R, T, top_k)")
     W = _c(W)
+    settings = MoeSettings(
+        start=int(start), eta=float(eta), alpha=float(alpha), lam=float(lam), Gamma=float(Gamma),
+        termination=bool(termination), T1=min(int(T1), 2**62), sticky=bool(sticky), after_update=bool(after_update),
+        aux_is_t=bool(aux_is_t), learned=bool(learned), balance=BALANCE_CODES[balance], top_k=int(top_k),
+        bias_rate=float(bias_rate), bias_window=int(bias_window or 0), record=records is not None, lanes=LANES)
+    state = MoeState(
+        theta=theta, w=w, counts=counts, pair_counts=pair_counts, expert_past=expert_past,
+        past_gg=combined.get("past_gg", _empty(3)), past_gn=combined.get("past_gn", _empty(3)),
+        past_nn=combined.get("past_nn", _empty(1)), gram=combined.get("gram", _empty(3)),
+        cross=combined.get("cross", _empty(3)), past_self_error=past_self_error, marks=marks, frozen=frozen,
+        freeze_round=freeze_round, theta_max=theta_max, bias=bias, window_counts=window_counts)
+    out = MoeOutputs(
+        chosen=chosen, chosen_sets=chosen_sets, model_error=model_error, forgetting=forgetting,
+        generalization=generalization, rec_h=rec.get("h", _empty(3)), rec_loads=rec.get("loads", _empty(3)),
+        rec_sets=rec.get("sets", _empty(3, np.int64)), rec_bias=rec.get("bias", _empty(3)) if biased else _empty(3))
     _call("moe_block", _moe_block, _c(X), _c(tasks, np.int64), _c(noise), W, _c(V), np.einsum("nd,nd->n", W, W),
-          mask, int(start),
-          float(eta), float(alpha), float(lam), float(Gamma), bool(termination), min(int(T1), 2**62),
-          bool(sticky), bool(after_update), bool(aux_is_t), learned, BALANCE_CODES[balance], int(top_k),
-          float(bias_rate), int(bias_window or 0), records is not None, LANES,
-          theta, w, counts, pair_counts, expert_past,
-          combined.get("past_gg", _empty(3)), combined.get("past_gn", _empty(3)),
-          combined.get("past_nn", _empty(1)), combined.get("gram", _empty(3)), combined.get("cross", _empty(3)),
-          past_self_error, marks, frozen, freeze_round, theta_max, bias, window_counts,
-          chosen, chosen_sets, model_error, forgetting, generalization,
-          rec.get("h", _empty(3)), rec.get("loads", _empty(3)), rec.get("sets", _empty(3, np.int64)),
-          rec.get("bias", _empty(3)) if biased else _empty(3))
+          mask, settings, state, out)
